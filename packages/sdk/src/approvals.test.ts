@@ -1,0 +1,107 @@
+import { ed25519 } from '@noble/curves/ed25519.js';
+import { describe, expect, it } from 'vitest';
+import { isInitiator, signApproval, verifyApproval, verifyApprovals, type ApproverKey } from './approvals.js';
+import { toHex } from './encoding.js';
+import { ValidationError } from './errors.js';
+
+const seed = (n: number) => new Uint8Array(32).fill(n);
+const alice = { sk: seed(1), pk: toHex(ed25519.getPublicKey(seed(1))) };
+const bob = { sk: seed(2), pk: toHex(ed25519.getPublicKey(seed(2))) };
+const intent = `int_${'1f'.repeat(32)}`;
+const other = `int_${'2e'.repeat(32)}`;
+const stmt = (approver_id: string, verdict: 'approve' | 'reject' = 'approve', forIntent = intent) => ({
+  approver_id,
+  intent: forIntent,
+  verdict,
+  at: 1767225600,
+  strong_auth: true,
+});
+
+describe('signApproval / verifyApproval', () => {
+  it('signs a verifiable approval with a 128-hex signature', () => {
+    const a = signApproval(stmt('alice'), alice.sk);
+    expect(a.signature).toEqual({ curve: 'ed25519', sig: expect.stringMatching(/^[0-9a-f]{128}$/) });
+    expect(verifyApproval(a, alice.pk, { intentId: intent })).toEqual({ ok: true, approval: a });
+  });
+
+  it('accepts the secret key as hex and is deterministic (RFC 8032)', () => {
+    expect(signApproval(stmt('alice'), toHex(alice.sk))).toEqual(signApproval(stmt('alice'), alice.sk));
+  });
+
+  it.each([
+    ['another key', () => verifyApproval(signApproval(stmt('alice'), alice.sk), bob.pk), 'bad_signature'],
+    ['a changed verdict', () => verifyApproval({ ...signApproval(stmt('alice'), alice.sk), verdict: 'reject' }, alice.pk), 'bad_signature'],
+    ['a changed time', () => verifyApproval({ ...signApproval(stmt('alice'), alice.sk), at: 1 }, alice.pk), 'bad_signature'],
+    ['strong_auth flipped', () => verifyApproval({ ...signApproval(stmt('alice'), alice.sk), strong_auth: false }, alice.pk), 'bad_signature'],
+    ['a replay on another intent', () => verifyApproval(signApproval(stmt('alice'), alice.sk), alice.pk, { intentId: other }), 'wrong_intent'],
+    ['a wrong curve', () => verifyApproval({ ...signApproval(stmt('alice'), alice.sk), signature: { curve: 'secp256k1', sig: 'ab'.repeat(64) } }, alice.pk), 'malformed'],
+    ['bad hex in the signature', () => verifyApproval({ ...signApproval(stmt('alice'), alice.sk), signature: { curve: 'ed25519', sig: 'zz'.repeat(64) } }, alice.pk), 'malformed'],
+    ['a short signature', () => verifyApproval({ ...signApproval(stmt('alice'), alice.sk), signature: { curve: 'ed25519', sig: 'ab'.repeat(32) } }, alice.pk), 'malformed'],
+    ['a public key of the wrong length', () => verifyApproval(signApproval(stmt('alice'), alice.sk), 'ab'.repeat(31)), 'malformed'],
+    ['a public key with bad hex', () => verifyApproval(signApproval(stmt('alice'), alice.sk), 'xy'.repeat(32)), 'malformed'],
+    ['a public key of the wrong byte length', () => verifyApproval(signApproval(stmt('alice'), alice.sk), new Uint8Array(33)), 'malformed'],
+    ['not an object', () => verifyApproval('approve!', alice.pk), 'malformed'],
+    ['null', () => verifyApproval(null, alice.pk), 'malformed'],
+  ])('refuses %s without throwing', (_what, run, reason) => {
+    const r = run();
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.reason).toBe(reason);
+  });
+
+  it('strict RFC 8032: refuses a signature with a non-canonical S (S + L)', () => {
+    const a = signApproval(stmt('alice'), alice.sk);
+    const sig = Buffer.from(a.signature.sig, 'hex');
+    const L = 2n ** 252n + 27742317777372353535851937790883648493n;
+    const s = BigInt(`0x${Buffer.from(sig.subarray(32)).reverse().toString('hex')}`) + L;
+    const sBytes = Buffer.from(s.toString(16).padStart(64, '0'), 'hex').reverse();
+    const malleated = Buffer.concat([sig.subarray(0, 32), sBytes]).toString('hex');
+    expect(verifyApproval({ ...a, signature: { curve: 'ed25519', sig: malleated } }, alice.pk).ok).toBe(false);
+  });
+
+  it('refuses to sign with a malformed secret key (clear error, no crash)', () => {
+    expect(() => signApproval(stmt('alice'), 'abc')).toThrow(ValidationError);
+    expect(() => signApproval(stmt('alice'), new Uint8Array(16))).toThrow(/32 bytes/);
+    expect(() => signApproval({ ...stmt('alice'), intent: 'int_x' }, alice.sk)).toThrow(/approval\.intent/);
+  });
+});
+
+describe('verifyApprovals', () => {
+  const approvers = new Map<string, ApproverKey>([
+    ['alice', { publicKey: alice.pk }],
+    ['bob', { publicKey: bob.pk }],
+    ['mallory', { publicKey: bob.pk, revoked: true }],
+  ]);
+
+  it('keeps valid approvals and reports each problem with its index', () => {
+    const { valid, problems } = verifyApprovals(
+      [
+        signApproval(stmt('alice'), alice.sk),
+        signApproval(stmt('alice'), alice.sk), // duplicate
+        signApproval(stmt('carol'), seed(3)), // unknown approver
+        signApproval(stmt('bob'), alice.sk), // signed by the wrong key
+        signApproval(stmt('bob', 'approve', other), bob.sk), // another intent
+        signApproval(stmt('mallory'), bob.sk), // revoked
+        { approver_id: 42 },
+        signApproval(stmt('bob', 'reject'), bob.sk),
+      ],
+      { intentId: intent, approvers },
+    );
+    expect(valid.map((a) => [a.approver_id, a.verdict])).toEqual([['alice', 'approve'], ['bob', 'reject']]);
+    expect(problems.map((p) => [p.index, p.reason])).toEqual([
+      [1, 'duplicate'],
+      [2, 'unknown_approver'],
+      [3, 'bad_signature'],
+      [4, 'wrong_intent'],
+      [5, 'revoked'],
+      [6, 'malformed'],
+    ]);
+  });
+
+  it('self approval: an initiator device cannot approve its own intent', () => {
+    const r = verifyApprovals([signApproval(stmt('alice'), alice.sk)], { intentId: intent, approvers, initiator: 'device:alice' });
+    expect(r.valid).toEqual([]);
+    expect(r.problems[0]?.reason).toBe('self_approval');
+    expect(isInitiator('alice', 'alice')).toBe(true);
+    expect(isInitiator('device:bob', 'alice')).toBe(false);
+  });
+});

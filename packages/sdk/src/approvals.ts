@@ -1,0 +1,140 @@
+/**
+ * @module approvals
+ * Signed approvals: ed25519 over `approvalMessage` (DESIGN.md §3). Verification results are
+ * values with a reason; malformed input is a reason too, never a crash.
+ */
+import { approvalMessage, type ApprovalStatement } from './digest.js';
+import { signEd25519, verifyEd25519 } from './ed25519.js';
+import { fromHex, timingSafeEqual, toHex } from './encoding.js';
+import { ValidationError } from './errors.js';
+import { SignedApprovalSchema, type SignedApproval } from './schemas/approval.js';
+import { parseWith, toValidationIssues } from './schemas/index.js';
+
+/**
+ * Signs an approval statement with an approver's 32-byte ed25519 secret key.
+ *
+ * @example
+ * const approval = signApproval({ approver_id: 'alice', intent: id, verdict: 'approve', at: 1767225600, strong_auth: true }, aliceSecretKey)
+ */
+export function signApproval(statement: ApprovalStatement, secretKey: Uint8Array | string): SignedApproval {
+  const key = typeof secretKey === 'string' ? fromHex(secretKey, 'secretKey', 32) : secretKey;
+  if (key.length !== 32) {
+    throw new ValidationError('secretKey', [{ path: '', message: `expected 32 bytes, got ${key.length}` }]);
+  }
+  const unsigned = {
+    approver_id: statement.approver_id,
+    intent: statement.intent,
+    verdict: statement.verdict,
+    at: statement.at,
+    strong_auth: statement.strong_auth,
+  };
+  const sig = toHex(signEd25519(approvalMessage(unsigned), key));
+  return parseWith(SignedApprovalSchema, { ...unsigned, signature: { curve: 'ed25519', sig } }, 'approval');
+}
+
+export type ApprovalProblem =
+  | 'malformed'
+  | 'wrong_intent'
+  | 'unknown_approver'
+  | 'revoked'
+  | 'bad_signature'
+  | 'duplicate'
+  | 'self_approval';
+
+export type ApprovalCheck =
+  | { ok: true; approval: SignedApproval }
+  | { ok: false; reason: ApprovalProblem; message: string; path?: string };
+
+/**
+ * Verifies one approval against an approver's public key (32 bytes or 64 lowercase hex) and,
+ * when given, the intent it must be for. Wrong curve, bad hex, wrong lengths and a wrong intent
+ * come back as `{ ok: false, reason, message }`.
+ *
+ * @example
+ * const check = verifyApproval(approval, alicePublicKeyHex, { intentId: id })
+ * if (!check.ok) console.log(check.reason, check.message)
+ */
+export function verifyApproval(
+  approval: unknown,
+  publicKey: Uint8Array | string,
+  expect: { intentId?: string } = {},
+): ApprovalCheck {
+  const parsed = SignedApprovalSchema.safeParse(approval);
+  if (!parsed.success) {
+    const issue = toValidationIssues(parsed.error)[0] ?? { path: '', message: 'invalid' };
+    return { ok: false, reason: 'malformed', message: `approval.${issue.path}: ${issue.message}`, path: issue.path };
+  }
+  const a = parsed.data;
+  if (expect.intentId !== undefined && !timingSafeEqual(a.intent, expect.intentId)) {
+    return { ok: false, reason: 'wrong_intent', message: `approval is for ${a.intent}, not ${expect.intentId}` };
+  }
+  let key: Uint8Array;
+  try {
+    key = typeof publicKey === 'string' ? fromHex(publicKey, 'publicKey', 32) : publicKey;
+  } catch (e) {
+    return { ok: false, reason: 'malformed', message: (e as Error).message };
+  }
+  if (key.length !== 32) {
+    return { ok: false, reason: 'malformed', message: `approver public key must be 32 bytes, got ${key.length}` };
+  }
+  const sig = fromHex(a.signature.sig, 'signature.sig', 64);
+  if (!verifyEd25519(sig, approvalMessage(a), key)) {
+    return { ok: false, reason: 'bad_signature', message: `signature of ${a.approver_id} does not verify` };
+  }
+  return { ok: true, approval: a };
+}
+
+/** What a service knows about an approver: its key, and whether it was revoked. */
+export interface ApproverKey {
+  publicKey: Uint8Array | string;
+  revoked?: boolean;
+}
+
+export interface ApprovalSetResult {
+  /** Approvals that verified, at most one per approver (the first valid one). */
+  valid: SignedApproval[];
+  problems: { index: number; approver_id: string | null; reason: ApprovalProblem; message: string }[];
+}
+
+/**
+ * Verifies a set of approvals for one intent, as both services do before evaluating policy:
+ * unknown or revoked approvers, bad signatures, approvals of another intent, an initiator
+ * approving their own intent and duplicates are reported, and only the rest count.
+ *
+ * @example
+ * const { valid, problems } = verifyApprovals(approvals, { intentId: id, approvers: keysById, initiator: 'device:ab12' })
+ */
+export function verifyApprovals(
+  approvals: readonly unknown[],
+  ctx: { intentId: string; approvers: ReadonlyMap<string, ApproverKey>; initiator?: string },
+): ApprovalSetResult {
+  const valid: SignedApproval[] = [];
+  const problems: ApprovalSetResult['problems'] = [];
+  const seen = new Set<string>();
+  approvals.forEach((raw, index) => {
+    const id =
+      typeof raw === 'object' && raw !== null && typeof (raw as { approver_id?: unknown }).approver_id === 'string'
+        ? (raw as { approver_id: string }).approver_id
+        : null;
+    const problem = (reason: ApprovalProblem, message: string) =>
+      problems.push({ index, approver_id: id, reason, message });
+    if (id === null) return problem('malformed', 'approval.approver_id: expected a string');
+    const known = ctx.approvers.get(id);
+    if (!known) return problem('unknown_approver', `unknown approver ${JSON.stringify(id)}`);
+    if (known.revoked) return problem('revoked', `approver ${id} was revoked`);
+    if (ctx.initiator !== undefined && isInitiator(ctx.initiator, id)) {
+      return problem('self_approval', `approver ${id} initiated this intent and cannot approve it`);
+    }
+    const check = verifyApproval(raw, known.publicKey, { intentId: ctx.intentId });
+    if (!check.ok) return problem(check.reason, check.message);
+    if (seen.has(id)) return problem('duplicate', `approver ${id} approved more than once`);
+    seen.add(id);
+    valid.push(check.approval);
+  });
+  return { valid, problems };
+}
+
+/** Is `approverId` the initiator of an intent (`initiator` is the id itself or `device:<id>`)? */
+export function isInitiator(initiator: string, approverId: string): boolean {
+  return initiator === approverId || initiator === `device:${approverId}`;
+}

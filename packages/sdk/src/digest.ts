@@ -1,0 +1,99 @@
+/**
+ * @module digest
+ * Content addressing (DESIGN.md §3): intent normalisation and ids, policy digests, and the exact
+ * bytes an approval signature covers.
+ */
+import { canonicalize } from './canonical.js';
+import { sha256Hex, utf8Bytes } from './encoding.js';
+import { PolicySetSchema, type PolicySet } from './schemas/policy.js';
+import {
+  IntentRequestSchema,
+  type IntentRequest,
+  type NormalizedIntent,
+  type NormalizedOperation,
+} from './schemas/intent.js';
+import { parseWith } from './schemas/index.js';
+import type { SignedApproval } from './schemas/approval.js';
+
+export const DEFAULT_ASSET_DECIMALS = 6;
+export const DEFAULT_INITIATOR = 'operator';
+
+/**
+ * Validates an IntentRequest and normalises it: fills the defaults (asset_decimals 6, initiator
+ * "operator", operation transfer, authorize_holder.revoke false), drops absent and null
+ * optionals and an empty tag list, writes mpt maximum_amount as a decimal string and hex in
+ * lowercase. Equivalent requests normalise to identical objects; normalising twice is a no-op.
+ *
+ * @example
+ * normalizeIntent({ wallet: 'w1', destination: 'rDest', amount: '10' }).operation // { op: 'transfer' }
+ */
+export function normalizeIntent(request: IntentRequest | unknown): NormalizedIntent {
+  const r = parseWith(IntentRequestSchema, request, 'intent');
+  const out: NormalizedIntent = {
+    wallet: r.wallet,
+    destination: r.destination,
+    amount: r.amount,
+    asset_decimals: r.asset_decimals ?? DEFAULT_ASSET_DECIMALS,
+    initiator: r.initiator ?? DEFAULT_INITIATOR,
+    operation: normalizeOperation(r.operation),
+  };
+  if (r.asset_symbol !== undefined) out.asset_symbol = r.asset_symbol;
+  if (r.asset_issuer !== undefined) out.asset_issuer = r.asset_issuer;
+  if (r.memo !== undefined) out.memo = r.memo;
+  if (r.tags !== undefined && r.tags.length > 0) out.tags = r.tags.map(([k, v]) => [k, v]);
+  return out;
+}
+
+function normalizeOperation(op: ReturnType<typeof IntentRequestSchema.parse>['operation']): NormalizedOperation {
+  if (op === undefined) return { op: 'transfer' };
+  switch (op.op) {
+    case 'authorize_holder':
+      return { op: 'authorize_holder', revoke: op.revoke ?? false };
+    case 'mpt_create': {
+      const out: NormalizedOperation = { op: 'mpt_create', asset_scale: op.asset_scale, flags: op.flags };
+      if (op.maximum_amount != null) out.maximum_amount = BigInt(op.maximum_amount).toString();
+      if (op.transfer_fee != null) out.transfer_fee = op.transfer_fee;
+      if (op.metadata_hex != null) out.metadata_hex = op.metadata_hex.toLowerCase();
+      return out;
+    }
+    case 'account_flags': {
+      const out: NormalizedOperation = { op: 'account_flags' };
+      if (op.set != null) out.set = op.set;
+      if (op.clear != null) out.clear = op.clear;
+      return out;
+    }
+    case 'contract_call':
+      return { op: 'contract_call', data_hex: op.data_hex.toLowerCase() };
+    default:
+      return { op: op.op };
+  }
+}
+
+/**
+ * The content address of an intent: `"int_" + sha256(JCS(normalizeIntent(request)))`.
+ *
+ * @example
+ * intentId({ wallet: 'w1', destination: 'rDest', amount: '10' }) // 'int_…64 hex'
+ */
+export function intentId(request: IntentRequest | unknown): string {
+  return `int_${sha256Hex(canonicalize(normalizeIntent(request)))}`;
+}
+
+/** `sha256(JCS(PolicySet))` after validating the policy. */
+export function policyDigest(policy: PolicySet | unknown): string {
+  return sha256Hex(canonicalize(parseWith(PolicySetSchema, policy, 'policy')));
+}
+
+/** The fields of an approval that its signature covers. */
+export type ApprovalStatement = Pick<SignedApproval, 'approver_id' | 'intent' | 'verdict' | 'at' | 'strong_auth'>;
+
+export const APPROVAL_DOMAIN = 'vault-approval-v1\n';
+
+/**
+ * The exact bytes an approval signature covers: UTF-8 of
+ * `"vault-approval-v1\n" + JCS({approver_id, intent, verdict, at, strong_auth})`.
+ */
+export function approvalMessage(statement: ApprovalStatement): Uint8Array {
+  const { approver_id, intent, verdict, at, strong_auth } = statement;
+  return utf8Bytes(APPROVAL_DOMAIN + canonicalize({ approver_id, intent, verdict, at, strong_auth }));
+}

@@ -1,0 +1,82 @@
+/**
+ * @module driver/define
+ * Typed identity helpers for plugin authors. They check the shape at registration time so a
+ * malformed plugin fails loudly at start-up, not on the first transaction.
+ */
+import { DriverRegistryError } from '../errors.js';
+import { OPERATION_KINDS } from '../schemas/intent.js';
+import type { ChainDriver, ChainSigner } from './types.js';
+
+const DRIVER_METHODS = [
+  'validateAddress',
+  'networkOf',
+  'fetchParams',
+  'fetchProtectInputs',
+  'buildPayload',
+  'assemble',
+  'submit',
+  'confirm',
+  'balances',
+  'controlState',
+] as const satisfies readonly (keyof ChainDriver)[];
+
+const SIGNER_METHODS = ['deriveAddress', 'signPayload'] as const satisfies readonly (keyof ChainSigner)[];
+
+const CHAIN_RE = /^[a-z0-9][a-z0-9-]*:[A-Za-z0-9._-]{1,64}$/;
+
+function checkCommon(kind: string, p: { name?: unknown; family?: unknown; chains?: unknown }): void {
+  const bad = (msg: string): never => {
+    throw new DriverRegistryError('invalid_driver', `invalid ${kind} ${String(p.name ?? '(unnamed)')}: ${msg}`);
+  };
+  if (typeof p.name !== 'string' || p.name === '') bad('name must be a non-empty string');
+  if (typeof p.family !== 'string' || p.family === '') bad('family must be a non-empty string');
+  if (!Array.isArray(p.chains) || p.chains.length === 0) bad('chains must list at least one chain');
+  const chains = p.chains as unknown[];
+  for (const c of chains) {
+    if (typeof c !== 'string' || !CHAIN_RE.test(c)) bad(`chain ${JSON.stringify(c)} is not "<namespace>:<reference>"`);
+  }
+  if (new Set(chains).size !== chains.length) bad('chains lists a chain twice');
+}
+
+/**
+ * Declares a ChainDriver. Returns the same object, frozen, after checking its shape.
+ *
+ * @example
+ * export const myDriver = defineChainDriver({ name: 'my-driver', family: 'toy', chains: ['toy:devnet'], ... })
+ */
+export function defineChainDriver<const D extends ChainDriver>(driver: D): D {
+  checkCommon('driver', driver);
+  for (const m of DRIVER_METHODS) {
+    if (typeof driver[m] !== 'function') {
+      throw new DriverRegistryError('invalid_driver', `invalid driver ${driver.name}: ${m} must be a function`);
+    }
+  }
+  if (typeof driver.paramsKind !== 'string' || driver.paramsKind === '') {
+    throw new DriverRegistryError('invalid_driver', `invalid driver ${driver.name}: paramsKind must be a string`);
+  }
+  for (const op of driver.operations ?? []) {
+    if (!(OPERATION_KINDS as readonly string[]).includes(op)) {
+      throw new DriverRegistryError('invalid_driver', `invalid driver ${driver.name}: unknown operation ${op}`);
+    }
+  }
+  if (!Array.isArray(driver.operations) || driver.operations.length === 0) {
+    throw new DriverRegistryError('invalid_driver', `invalid driver ${driver.name}: operations must list at least one operation`);
+  }
+  return Object.freeze(driver);
+}
+
+/**
+ * Declares a ChainSigner (the signing half of a plugin, loaded only by signer processes).
+ *
+ * @example
+ * export const mySigner = defineChainSigner({ name: 'my-driver/signer', family: 'toy', chains: ['toy:devnet'], deriveAddress, signPayload })
+ */
+export function defineChainSigner<const S extends ChainSigner>(signer: S): S {
+  checkCommon('signer', signer);
+  for (const m of SIGNER_METHODS) {
+    if (typeof signer[m] !== 'function') {
+      throw new DriverRegistryError('invalid_driver', `invalid signer ${signer.name}: ${m} must be a function`);
+    }
+  }
+  return Object.freeze(signer);
+}

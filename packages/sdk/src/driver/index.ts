@@ -1,0 +1,3 @@
+export * from './types.js';
+export * from './define.js';
+export * from './registry.js';

@@ -1,0 +1,159 @@
+/**
+ * @module driver/types
+ * The ChainDriver plugin contract (DESIGN.md §2), split at the trust boundary:
+ *
+ * - `ChainDriver` is everything a keyless control plane needs: address facts, chain parameters,
+ *   guard inputs, deterministic payload building, assembly, submission, confirmation and reads.
+ *   It never touches a private key.
+ * - `ChainSigner` is what only a signer needs: deriving addresses from public keys and producing a
+ *   signer's contribution through a `SigningKey`. The control plane never loads it.
+ *
+ * Both are pure logic over one injected transport per chain, so the same driver reaches a public
+ * testnet or a local devnet by configuration alone.
+ */
+import type { NormalizedIntent, OperationKind } from '../schemas/intent.js';
+import type { Contribution } from '../schemas/sign.js';
+import type { ChainParams, Curve, WalletDescriptor } from '../schemas/index.js';
+import type { EvmCodeEntry } from '../schemas/protect.js';
+
+/** Result of checking an address against a chain. */
+export type AddressCheck =
+  | { valid: true; /** normalised form (checksummed EVM address, classic XRPL address) */ normalized: string }
+  | { valid: false; reason: string };
+
+/** Ledger facts the guards need that only the chain can tell (the rest come from the vault). */
+export interface ChainProtectFacts {
+  /** EVM: `[address, code]` for the destination and the token contract; [] elsewhere. */
+  evm_code: EvmCodeEntry[];
+  /** The token's own on-chain symbol (ERC-20 symbol()), or null when the ledger has none. */
+  onchain_symbol: string | null;
+  /** The token contract's owner key is burned (zero/dead owner). */
+  token_owner_burned: boolean;
+}
+
+/** A deterministic, signable payload. Same inputs, same bytes, same digest. */
+export interface BuiltPayload {
+  /** JSON-safe payload the signer rebuilds and compares (tx JSON, XDR base64, SafeTx). */
+  payload: unknown;
+  /** The ledger's own signing hash as lowercase hex (XRPL signing hash, Stellar tx hash, safeTxHash). */
+  digest: string;
+  /** One line a human can check ("Payment 10 XRP rA… -> rB…, fee 36 drops, seq 7"). */
+  summary: string;
+}
+
+export type AssembleResult =
+  | {
+      ok: true;
+      /** The submittable blob (hex, base64 XDR, calldata), as the driver's submit takes it. */
+      blob: string;
+      /** The transaction hash the ledger will know it by. */
+      txHash: string;
+      weight: number;
+      quorum: number;
+    }
+  | {
+      ok: false;
+      reason: 'short_of_quorum';
+      weight: number;
+      quorum: number;
+      /** Members whose contribution is missing, or was not valid (with the reason). */
+      missing: { address: string; weight: number }[];
+      invalid: { address: string; reason: string }[];
+    };
+
+export type SubmitResult =
+  | { status: 'submitted'; txHash: string; code: string; message?: string }
+  | { status: 'rejected'; txHash: string; code: string; message: string; retriable: boolean };
+
+export type ConfirmResult =
+  | {
+      status: 'confirmed';
+      txHash: string;
+      code: string;
+      ledger?: string | number;
+      /** Operation results the ledger produced (e.g. `{ mptIssuanceId }`). */
+      outcome?: Record<string, string>;
+    }
+  | { status: 'failed'; txHash: string; code: string; message: string; /** the payload can never land */ dead: boolean }
+  | { status: 'pending'; txHash: string };
+
+export interface Balance {
+  /** `native` or the asset id in the ledger's own notation (ACCOUNT.CODE, CODE:ISSUER, 0x…). */
+  asset: string;
+  symbol: string;
+  /** Integer minor units as a decimal string. */
+  amount: string;
+  decimals: number;
+  flags?: Record<string, boolean>;
+}
+
+/** The wallet's control as the ledger itself records it (signer list / owners and quorum). */
+export interface ControlState {
+  address: string;
+  members: { address: string; weight: number }[];
+  quorum: number;
+  /** Native multisig: is the master key still able to sign on its own? */
+  masterKeyEnabled?: boolean;
+  /** Ledger-specific extras (Stellar thresholds, Safe nonce). */
+  extra?: Record<string, unknown>;
+}
+
+export interface BuildInput {
+  intent: NormalizedIntent;
+  wallet: WalletDescriptor;
+  params: ChainParams;
+}
+
+/** Everything a keyless control plane needs from a ledger family. */
+export interface ChainDriver {
+  /** Package or plugin name, for errors and /health (e.g. "@vault/driver-xrpl"). */
+  readonly name: string;
+  /** Ledger family (e.g. "xrpl", "stellar", "evm"). */
+  readonly family: string;
+  /** Exact chain names served (e.g. ["xrpl:testnet"]); the registry never widens this. */
+  readonly chains: readonly string[];
+  /** ChainParams kind this driver produces and consumes. */
+  readonly paramsKind: string;
+  /** Operations the driver can build; others are refused with a clear error. */
+  readonly operations: readonly OperationKind[];
+
+  validateAddress(chain: string, address: string): AddressCheck;
+  /** The chain an address is bound to when the address says so (X-address test flag), else null. */
+  networkOf(chain: string, address: string): string | null;
+
+  fetchParams(wallet: WalletDescriptor): Promise<ChainParams>;
+  fetchProtectInputs(intent: NormalizedIntent, wallet: WalletDescriptor): Promise<ChainProtectFacts>;
+  buildPayload(input: BuildInput): BuiltPayload;
+  assemble(built: BuiltPayload, contributions: readonly Contribution[], wallet: WalletDescriptor): AssembleResult;
+  submit(chain: string, blob: string): Promise<SubmitResult>;
+  confirm(chain: string, txHash: string, built: BuiltPayload): Promise<ConfirmResult>;
+  balances(wallet: WalletDescriptor): Promise<Balance[]>;
+  controlState(wallet: WalletDescriptor): Promise<ControlState>;
+}
+
+/**
+ * A key the signer holds, behind a backend (software keystore, HSM). The private key never leaves
+ * the backend: drivers only ask it to sign.
+ */
+export interface SigningKey {
+  readonly curve: Curve;
+  /** ed25519: 32 bytes; secp256k1: 33-byte compressed point. */
+  readonly publicKey: Uint8Array;
+  /**
+   * ed25519: signs `message` (any length), returns 64 bytes.
+   * secp256k1: `message` MUST be a 32-byte digest; returns 65 bytes `r || s || recovery` with
+   * low-s normalisation.
+   */
+  sign(message: Uint8Array): Promise<Uint8Array>;
+}
+
+/** What only a signer needs from a ledger family. */
+export interface ChainSigner {
+  readonly name: string;
+  readonly family: string;
+  readonly chains: readonly string[];
+  /** The address a public key controls on `chain`. */
+  deriveAddress(chain: string, publicKey: Uint8Array, curve: Curve): string;
+  /** One signer's contribution over a payload the signer rebuilt itself. */
+  signPayload(built: BuiltPayload, key: SigningKey, signerAddress: string): Promise<Contribution>;
+}

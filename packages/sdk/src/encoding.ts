@@ -1,0 +1,62 @@
+/**
+ * @module encoding
+ * Byte, hex and hashing helpers shared by every module. Hashes are SHA-256, lowercase hex.
+ */
+import { sha256 } from '@noble/hashes/sha2.js';
+import { ValidationError } from './errors.js';
+
+const HEX_RE = /^(?:[0-9a-f]{2})*$/;
+const utf8 = new TextEncoder();
+
+/** UTF-8 bytes of a string. */
+export function utf8Bytes(text: string): Uint8Array {
+  return utf8.encode(text);
+}
+
+/** Lowercase hex of bytes. */
+export function toHex(bytes: Uint8Array): string {
+  let out = '';
+  for (const b of bytes) out += b.toString(16).padStart(2, '0');
+  return out;
+}
+
+/**
+ * Bytes of a lowercase hex string of the expected byte length. Throws a ValidationError naming
+ * `field` on anything else (odd length, uppercase, non-hex, wrong length) — never a crash.
+ */
+export function fromHex(hex: unknown, field: string, expectedBytes?: number): Uint8Array {
+  if (typeof hex !== 'string') {
+    throw new ValidationError(field, [{ path: '', message: 'expected a hex string' }]);
+  }
+  if (!HEX_RE.test(hex)) {
+    throw new ValidationError(field, [
+      { path: '', message: 'expected lowercase hex with an even number of digits' },
+    ]);
+  }
+  if (expectedBytes !== undefined && hex.length !== expectedBytes * 2) {
+    throw new ValidationError(field, [
+      { path: '', message: `expected ${expectedBytes} bytes (${expectedBytes * 2} hex digits), got ${hex.length / 2}` },
+    ]);
+  }
+  const out = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+  return out;
+}
+
+/** SHA-256 of bytes or of a string's UTF-8 bytes, as lowercase hex. */
+export function sha256Hex(input: Uint8Array | string): string {
+  return toHex(sha256(typeof input === 'string' ? utf8Bytes(input) : input));
+}
+
+/**
+ * Constant-time equality of two byte strings or two strings. The length difference is not
+ * hidden (lengths are public for every value this toolkit compares: tokens, digests, hashes).
+ */
+export function timingSafeEqual(a: Uint8Array | string, b: Uint8Array | string): boolean {
+  const x = typeof a === 'string' ? utf8Bytes(a) : a;
+  const y = typeof b === 'string' ? utf8Bytes(b) : b;
+  if (x.length !== y.length) return false;
+  let diff = 0;
+  for (let i = 0; i < x.length; i++) diff |= (x[i] as number) ^ (y[i] as number);
+  return diff === 0;
+}

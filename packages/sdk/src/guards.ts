@@ -1,0 +1,192 @@
+/**
+ * @module guards
+ * The protection guards, pure functions over the `protect` inputs, the driver's address facts
+ * and the canonical asset registry. A `block` finding prevents execution; a `warn` finding is
+ * returned to the caller as a warning. The control plane (GET /intent/{id}/protect, execute) and
+ * the signer (before it signs) run exactly these.
+ */
+import type { ChainDriver } from './driver/types.js';
+import { sameAddress } from './policy/amounts.js';
+import type { AssetSpec, NormalizedIntent } from './schemas/intent.js';
+import type { Finding, GuardName, ProtectInputs } from './schemas/protect.js';
+import { walletMembers, type WalletDescriptor } from './schemas/wallet.js';
+
+/** What the wallet's driver says about an address. */
+export interface AddressFacts {
+  address: string;
+  valid: boolean;
+  /** Why it is invalid. */
+  reason?: string;
+  /** The chain the address itself is bound to (X-address test flag), or null when it does not say. */
+  network: string | null;
+}
+
+/** The canonical asset registry: registered assets and tickers nobody else may use. */
+export interface AssetRegistry {
+  assets: readonly AssetSpec[];
+  reserved: readonly string[];
+}
+
+export interface GuardInput {
+  intent: NormalizedIntent;
+  wallet: WalletDescriptor;
+  protect: ProtectInputs;
+  destination: AddressFacts;
+  /** Facts about asset_issuer when the intent names one that is an address on this chain. */
+  issuer?: AddressFacts;
+  registry?: AssetRegistry;
+}
+
+/** Asks the wallet's driver about an address (the only impure step, kept out of the guards). */
+export function addressFacts(driver: Pick<ChainDriver, 'validateAddress' | 'networkOf'>, chain: string, address: string): AddressFacts {
+  const check = driver.validateAddress(chain, address);
+  return check.valid
+    ? { address, valid: true, network: driver.networkOf(chain, address) }
+    : { address, valid: false, reason: check.reason, network: null };
+}
+
+const finding = (guard: GuardName, severity: Finding['severity'], detail: string): Finding => ({ guard, severity, detail });
+
+function codeAt(protect: ProtectInputs, address: string): string | undefined {
+  return protect.evm_code.find(([a]) => sameAddress(a, address))?.[1];
+}
+
+/** network_separation: the destination (and issuer) must be addresses of the wallet's own chain. */
+export function networkSeparation(input: GuardInput): Finding[] {
+  const out: Finding[] = [];
+  const chain = input.wallet.chain;
+  for (const [role, facts] of [['destination', input.destination], ['asset issuer', input.issuer]] as const) {
+    if (!facts) continue;
+    if (!facts.valid) {
+      out.push(finding('network_separation', 'block', `${role} ${facts.address} is not a valid address on ${chain}: ${facts.reason ?? 'invalid'}`));
+    } else if (facts.network !== null && facts.network !== chain) {
+      out.push(finding('network_separation', 'block', `${role} ${facts.address} belongs to ${facts.network}, but the wallet is on ${chain}`));
+    }
+  }
+  if (input.intent.operation.op === 'contract_call' && codeAt(input.protect, input.intent.destination) === '0x') {
+    out.push(finding('network_separation', 'block', `no contract is deployed at ${input.intent.destination} on ${chain} (wrong network?)`));
+  }
+  return out;
+}
+
+/** counterfeit_asset: reserved and registered tickers only from their canonical issuers. */
+export function counterfeitAsset(input: GuardInput): Finding[] {
+  const out: Finding[] = [];
+  const { intent, protect } = input;
+  const chain = input.wallet.chain;
+  const symbol = intent.asset_symbol;
+  const registry = input.registry ?? { assets: [], reserved: [] };
+  const upper = (s: string) => s.toUpperCase();
+  const isReserved = (s: string) => registry.reserved.some((r) => upper(r) === upper(s));
+  const canonical = (s: string) => registry.assets.filter((a) => a.chain === chain && upper(a.symbol) === upper(s));
+  const matches = (a: AssetSpec) =>
+    (a.issuer ?? undefined) === undefined
+      ? intent.asset_issuer === undefined
+      : intent.asset_issuer !== undefined && sameAddress(a.issuer as string, intent.asset_issuer);
+
+  if (symbol !== undefined) {
+    const entries = canonical(symbol);
+    const match = entries.find(matches);
+    if (entries.length > 0 && !match) {
+      out.push(finding('counterfeit_asset', 'block',
+        `${symbol} on ${chain} is issued by ${entries.map((e) => e.issuer ?? 'the ledger').join(' or ')}, not ${intent.asset_issuer ?? 'the ledger'}`));
+    } else if (entries.length === 0 && isReserved(symbol)) {
+      out.push(finding('counterfeit_asset', 'block', `ticker ${symbol} is reserved and has no registered issuer on ${chain}`));
+    } else if (match && match.decimals !== intent.asset_decimals) {
+      out.push(finding('counterfeit_asset', 'warn', `${symbol} on ${chain} has ${match.decimals} decimals, the intent says ${intent.asset_decimals}`));
+    }
+  }
+  const onchain = protect.onchain_symbol;
+  if (onchain !== null) {
+    if (symbol !== undefined && upper(onchain) !== upper(symbol)) {
+      out.push(finding('counterfeit_asset', 'block', `the token reports symbol ${onchain}, the intent says ${symbol}`));
+    } else if (symbol === undefined && isReserved(onchain) && !canonical(onchain).some(matches)) {
+      out.push(finding('counterfeit_asset', 'block', `the token calls itself ${onchain}, a reserved ticker, but is not its registered issuer on ${chain}`));
+    }
+  }
+  if (intent.asset_issuer !== undefined && codeAt(protect, intent.asset_issuer) === '0x') {
+    out.push(finding('counterfeit_asset', 'block', `no token contract is deployed at ${intent.asset_issuer} on ${chain}`));
+  }
+  return out;
+}
+
+function addressBody(address: string): string {
+  return /^0x[0-9a-fA-F]{40}$/.test(address) ? address.slice(2).toLowerCase() : address;
+}
+
+/** Characters compared at each end to call two addresses look-alikes. */
+export const LOOKALIKE_CHARS = 4;
+
+/**
+ * address_poisoning: a new destination that shares its first and last characters with a known
+ * one is the signature of a poisoning attack (block); any other new destination is a warning.
+ */
+export function addressPoisoning(input: GuardInput): Finding[] {
+  const dest = input.intent.destination;
+  const known = input.protect.known_destinations;
+  if (known.some((k) => sameAddress(k, dest))) return [];
+  const d = addressBody(dest);
+  const twin = known.find((k) => {
+    const b = addressBody(k);
+    return b.length >= LOOKALIKE_CHARS * 2 && b.slice(0, LOOKALIKE_CHARS) === d.slice(0, LOOKALIKE_CHARS) && b.slice(-LOOKALIKE_CHARS) === d.slice(-LOOKALIKE_CHARS);
+  });
+  if (twin !== undefined) {
+    return [finding('address_poisoning', 'block', `destination ${dest} imitates the known address ${twin} (same first and last ${LOOKALIKE_CHARS} characters)`)];
+  }
+  return [finding('address_poisoning', 'warn', `first transfer to ${dest}: not among ${known.length} known destination(s)`)];
+}
+
+/** burned_key: never send to a burned address, mint through a burned owner, or rely on burned signers. */
+export function burnedKey(input: GuardInput): Finding[] {
+  const out: Finding[] = [];
+  const { intent, protect, wallet } = input;
+  const burned = (a: string) => protect.burned.some((b) => sameAddress(b, a));
+  if (burned(intent.destination)) {
+    out.push(finding('burned_key', 'block', `destination ${intent.destination} is a burned address: funds sent there are lost`));
+  }
+  if (protect.token_owner_burned && intent.operation.op === 'issue') {
+    out.push(finding('burned_key', 'block', `the token's owner key is burned: ${intent.asset_symbol ?? 'the token'} can no longer be issued`));
+  }
+  const { members, quorum } = walletMembers(wallet);
+  const lost = members.filter((m) => burned(m.address));
+  if (lost.length > 0) {
+    const live = members.reduce((s, m) => (burned(m.address) ? s : s + m.weight), 0);
+    out.push(
+      live < quorum
+        ? finding('burned_key', 'block', `${lost.length} signer(s) of ${wallet.wallet} are burned; remaining weight ${live} cannot reach quorum ${quorum}`)
+        : finding('burned_key', 'warn', `${lost.length} signer(s) of ${wallet.wallet} are burned; remaining weight ${live} still reaches quorum ${quorum}`),
+    );
+  }
+  return out;
+}
+
+/** The guards in the order they run. */
+export const GUARD_FUNCTIONS: { readonly [G in GuardName]: (input: GuardInput) => Finding[] } = {
+  network_separation: networkSeparation,
+  counterfeit_asset: counterfeitAsset,
+  address_poisoning: addressPoisoning,
+  burned_key: burnedKey,
+};
+
+export interface GuardReport {
+  blocked: boolean;
+  findings: Finding[];
+  /** The warn findings, as a signer returns them. */
+  warnings: Finding[];
+}
+
+/**
+ * Runs every guard.
+ *
+ * @example
+ * const report = runGuards({ intent, wallet, protect, destination: addressFacts(driver, wallet.chain, intent.destination) })
+ * if (report.blocked) refuse(report.findings)
+ */
+export function runGuards(input: GuardInput): GuardReport {
+  const findings = Object.values(GUARD_FUNCTIONS).flatMap((g) => g(input));
+  return {
+    blocked: findings.some((f) => f.severity === 'block'),
+    findings,
+    warnings: findings.filter((f) => f.severity === 'warn'),
+  };
+}

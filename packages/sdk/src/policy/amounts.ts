@@ -1,0 +1,71 @@
+/**
+ * @module policy/amounts
+ * Shared arithmetic of the amount rules: asset matching and windowed spend, in bigint.
+ */
+import type { NormalizedIntent, OperationKind } from '../schemas/intent.js';
+import type { HistoryEntry } from './types.js';
+
+/** Operations whose amount leaves the wallet and counts toward caps and budgets. */
+export const OUTFLOW_OPS: ReadonlySet<OperationKind> = new Set(['transfer', 'issue', 'contract_call']);
+
+type AssetFields = Pick<NormalizedIntent, 'asset_symbol' | 'asset_issuer'>;
+
+/** `native` when the intent names no asset, else `symbol|issuer`. */
+export function assetKey(a: AssetFields): string {
+  if (a.asset_symbol === undefined && a.asset_issuer === undefined) return 'native';
+  return `${a.asset_symbol ?? ''}|${a.asset_issuer ?? ''}`;
+}
+
+/**
+ * Does an asset filter of a rule match? `native` matches intents naming no asset; any other value
+ * matches the asset symbol or the issuer. Without a filter, the intent's own asset is the filter
+ * (caps never add up amounts of different assets).
+ */
+export function assetMatcher(ruleAsset: string | undefined, intent: AssetFields): (e: AssetFields) => boolean {
+  if (ruleAsset === undefined) {
+    const key = assetKey(intent);
+    return (e) => assetKey(e) === key;
+  }
+  if (ruleAsset === 'native') return (e) => assetKey(e) === 'native';
+  return (e) => e.asset_symbol === ruleAsset || e.asset_issuer === ruleAsset;
+}
+
+/**
+ * Sum of the amounts of history entries that match, are outflows, are not denied or failed, are
+ * not the intent being evaluated, and were created in the window `(now - window, now]`
+ * (`window` null = lifetime). An entry exactly `window` seconds old is outside.
+ */
+export function spendInWindow(
+  history: readonly HistoryEntry[],
+  opts: { now: number; windowSeconds: number | null; excludeId: string | undefined; match: (e: HistoryEntry) => boolean },
+): bigint {
+  let total = 0n;
+  for (const e of history) {
+    if (e.intentId === opts.excludeId) continue;
+    if (e.status === 'denied' || e.status === 'failed') continue;
+    if (!OUTFLOW_OPS.has(e.op)) continue;
+    if (e.created_at > opts.now) continue;
+    if (opts.windowSeconds !== null && e.created_at <= opts.now - opts.windowSeconds) continue;
+    if (!opts.match(e)) continue;
+    total += BigInt(e.amount);
+  }
+  return total;
+}
+
+/** Approvers' distinct approve verdicts. */
+export function approvers(approvals: readonly { approver_id: string; verdict: string; strong_auth: boolean }[], strongOnly = false): Set<string> {
+  const ids = new Set<string>();
+  for (const a of approvals) {
+    if (a.verdict !== 'approve') continue;
+    if (strongOnly && !a.strong_auth) continue;
+    ids.add(a.approver_id);
+  }
+  return ids;
+}
+
+/** EVM addresses compare case-insensitively (checksum casing); every other address exactly. */
+export function sameAddress(a: string, b: string): boolean {
+  const evm = /^0x[0-9a-fA-F]{40}$/;
+  if (evm.test(a) && evm.test(b)) return a.toLowerCase() === b.toLowerCase();
+  return a === b;
+}

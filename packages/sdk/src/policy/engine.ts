@@ -1,0 +1,178 @@
+/**
+ * @module policy/engine
+ * `evaluatePolicy(policy, intent, context) -> Decision`: a pure function of its inputs, called
+ * by the control plane and re-run by the signer with its own clock and history.
+ *
+ * Combination (DESIGN.md §4): any deny -> deny; else unmet approvals -> require_approvals; else a
+ * future not_before -> delay; else allow. A policy with no rules denies; without an
+ * allow_operations rule only `transfer` is allowed; a reject verdict from a verified approver
+ * denies. Every reason names its rule (`kind[index]`) and the numbers.
+ */
+import { normalizeIntent } from '../digest.js';
+import { UnknownRuleError, ValidationError } from '../errors.js';
+import type { Decision } from '../schemas/approval.js';
+import type { IntentRequest, NormalizedIntent } from '../schemas/intent.js';
+import { parseWith } from '../schemas/index.js';
+import { PolicySetSchema, RULE_KINDS, type PolicySet, type Rule, type RuleKind } from '../schemas/policy.js';
+import { RULES } from './rules/index.js';
+import type { PolicyContext, RuleInput, RuleModule, RuleOutcome } from './types.js';
+
+/** Bound on the search for an instant every operating window and timelock agrees on. */
+const MAX_TIME_ITERATIONS = 64;
+
+/**
+ * Validates a PolicySet. An unknown rule tag is an UnknownRuleError naming `rules.<i>.rule`;
+ * any other problem a ValidationError naming the field.
+ */
+export function parsePolicy(policy: unknown): PolicySet {
+  const rules = (policy as { rules?: unknown } | null)?.rules;
+  if (Array.isArray(rules)) {
+    rules.forEach((r: unknown, i) => {
+      const tag = (r as { rule?: unknown } | null)?.rule;
+      if (!(RULE_KINDS as readonly unknown[]).includes(tag)) throw new UnknownRuleError(i, tag);
+    });
+  }
+  const parsed = parseWith(PolicySetSchema, policy, 'policy');
+  // One approver listed twice would count its approval twice: refuse the ambiguous policy.
+  parsed.rules.forEach((rule, i) => {
+    if (rule.rule !== 'approval_threshold') return;
+    const seen = new Set<string>();
+    rule.approvers.forEach((a, j) => {
+      if (seen.has(a.id)) {
+        throw new ValidationError('policy', [{ path: `rules.${i}.approvers.${j}.id`, message: `approver ${JSON.stringify(a.id)} is listed more than once` }]);
+      }
+      seen.add(a.id);
+    });
+  });
+  return parsed;
+}
+
+function checkTime(value: unknown, field: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new ValidationError('context', [{ path: field, message: 'must be integer Unix seconds >= 0' }]);
+  }
+  return value;
+}
+
+function evaluateRule(rule: Rule, input: RuleInput, label: string): RuleOutcome {
+  const module = RULES[rule.rule] as RuleModule<RuleKind> | undefined;
+  if (!module) throw new UnknownRuleError(Number(label.slice(label.indexOf('[') + 1, -1)), rule.rule);
+  return module.evaluate(rule as never, input, label);
+}
+
+/**
+ * Evaluates a policy for an intent.
+ *
+ * @example
+ * const decision = evaluatePolicy(policy, { wallet: 'w1', destination: 'rB…', amount: '2500' }, { now: 1767225600 })
+ * decision.decision // 'require_approvals'
+ * decision.reasons  // ['approval_threshold[1]: amount 2500 is above 1000; approval weight 0 of 2 required']
+ */
+export function evaluatePolicy(policy: PolicySet | unknown, intent: IntentRequest | NormalizedIntent, context: PolicyContext): Decision {
+  const p = parsePolicy(policy);
+  const normalized = normalizeIntent(intent);
+  const now = checkTime(context.now, 'now');
+  const createdAt = checkTime(context.created_at ?? now, 'created_at');
+  const input: RuleInput = {
+    intent: normalized,
+    amount: BigInt(normalized.amount),
+    now,
+    created_at: createdAt,
+    intentId: context.intentId,
+    history: context.history ?? [],
+    approvals: context.approvals ?? [],
+    compliance_cleared: context.compliance_cleared ?? false,
+    attestation_valid: context.attestation_valid ?? false,
+  };
+
+  const denies: string[] = [];
+  const pending: Extract<RuleOutcome, { effect: 'require_approvals' }>[] = [];
+  const delays: string[] = [];
+  let notBefore = now;
+
+  const result = (decision: Decision['decision'], reasons: string[], required = 0, current = 0, nb = notBefore): Decision => ({
+    decision,
+    reasons,
+    required_weight: required,
+    current_weight: current,
+    not_before: nb,
+  });
+
+  if (p.wallet !== normalized.wallet) {
+    return result('deny', [`policy: policy is for wallet ${p.wallet}, intent is for wallet ${normalized.wallet}`], 0, 0, 0);
+  }
+  if (p.rules.length === 0) {
+    return result('deny', [`policy: policy v${p.version} of ${p.wallet} has no rules; denied by default`], 0, 0, 0);
+  }
+
+  p.rules.forEach((rule, i) => {
+    const outcome = evaluateRule(rule, input, `${rule.rule}[${i}]`);
+    switch (outcome.effect) {
+      case 'deny':
+        denies.push(outcome.reason);
+        break;
+      case 'require_approvals':
+        pending.push(outcome);
+        break;
+      case 'delay':
+        delays.push(outcome.reason);
+        notBefore = Math.max(notBefore, outcome.not_before);
+        break;
+      case 'pass':
+        break;
+    }
+  });
+
+  if (!p.rules.some((r) => r.rule === 'allow_operations') && normalized.operation.op !== 'transfer') {
+    denies.push(`policy: operation ${normalized.operation.op} needs an allow_operations rule (only transfer is allowed by default)`);
+  }
+  for (const a of input.approvals) {
+    if (a.verdict === 'reject') denies.push(`approvals: rejected by ${a.approver_id} at ${a.at}`);
+  }
+
+  // Time rules: find the first instant at or after every timelock at which every window is open.
+  const timed = p.rules
+    .map((rule, i) => ({ rule, i, module: RULES[rule.rule] as RuleModule<RuleKind> }))
+    .filter((x) => x.module.earliestAt !== undefined);
+  // A window that pushes not_before past what the rules' own reasons say (a timelock ending while
+  // it is closed) gets a reason of its own, so the final not_before is always explained.
+  const pushed = new Map<number, { label: string; from: number; to: number }>();
+  let settled = timed.length === 0;
+  for (let iter = 0; iter < MAX_TIME_ITERATIONS && !settled; iter++) {
+    settled = true;
+    for (const { rule, i, module } of timed) {
+      const t = module.earliestAt?.(rule as never, notBefore) ?? null;
+      if (t === null) {
+        denies.push(`${rule.rule}[${i}]: never opens at or after ${notBefore}`);
+        settled = true;
+        break;
+      }
+      if (t > notBefore) {
+        pushed.set(i, { label: `${rule.rule}[${i}]`, from: notBefore, to: t });
+        notBefore = t;
+        settled = false;
+      }
+    }
+  }
+  if (!settled) denies.push(`policy: timelocks and operating windows have no common opening within ${MAX_TIME_ITERATIONS} steps`);
+  else {
+    for (const [, m] of [...pushed].sort(([a], [b]) => a - b)) {
+      delays.push(`${m.label}: closed at ${m.from}, when the other time rules would allow execution; opens at ${m.to} (${new Date(m.to * 1000).toISOString()})`);
+    }
+  }
+
+  if (denies.length > 0) {
+    return result('deny', [...denies, ...pending.map((o) => o.reason), ...delays], 0, 0, 0);
+  }
+  const laterReasons = notBefore > now && delays.length === 0 ? [`policy: earliest execution at ${notBefore}`] : [];
+  if (pending.length > 0) {
+    const binding = pending.reduce((a, b) =>
+      b.required_weight > a.required_weight || (b.required_weight === a.required_weight && b.current_weight < a.current_weight) ? b : a,
+    );
+    return result('require_approvals', [...pending.map((o) => o.reason), ...delays, ...laterReasons], binding.required_weight, binding.current_weight);
+  }
+  if (notBefore > now) {
+    return result('delay', delays.length > 0 ? delays : laterReasons);
+  }
+  return result('allow', [`policy: allowed by ${p.rules.length} rule(s) of policy v${p.version}`]);
+}

@@ -1,0 +1,29 @@
+import { approvers } from '../amounts.js';
+import type { RuleModule } from '../types.js';
+
+export const AGENT_PREFIX = 'agent:';
+
+/** An intent is agent-initiated when its initiator is `agent:<name>`. */
+export function isAgentInitiated(initiator: string): boolean {
+  return initiator.startsWith(AGENT_PREFIX);
+}
+
+/**
+ * require_human_approver_for_agent_initiated: an `agent:*` intent needs `min_strong` (default 1)
+ * distinct approve verdicts made with strong_auth.
+ */
+export const requireHumanApproverForAgentInitiated: RuleModule<'require_human_approver_for_agent_initiated'> = {
+  kind: 'require_human_approver_for_agent_initiated',
+  evaluate(rule, input, label) {
+    if (!isAgentInitiated(input.intent.initiator)) return { effect: 'pass' };
+    const needed = rule.min_strong ?? 1;
+    const strong = approvers(input.approvals, true).size;
+    if (strong >= needed) return { effect: 'pass' };
+    return {
+      effect: 'require_approvals',
+      reason: `${label}: initiated by ${input.intent.initiator}; ${strong} of ${needed} strong-auth human approval(s)`,
+      required_weight: needed,
+      current_weight: strong,
+    };
+  },
+};

@@ -1,0 +1,119 @@
+import { ed25519 } from '@noble/curves/ed25519.js';
+import { describe, expect, it } from 'vitest';
+import { toHex } from './encoding.js';
+import { createReceipt, GENESIS_PREV, ReceiptChain, receiptHash, verifyReceiptChain } from './receipts.js';
+import type { ReceiptRecord } from './schemas/control-plane.js';
+
+const key = new Uint8Array(32).fill(7);
+const pub = toHex(ed25519.getPublicKey(key));
+const otherKey = new Uint8Array(32).fill(8);
+const id = `int_${'c3'.repeat(32)}`;
+
+function chainOf(n: number): ReceiptRecord[] {
+  const out: ReceiptRecord[] = [];
+  for (let i = 0; i < n; i++) {
+    out.push(createReceipt(out.at(-1) ?? null, { at: 1767225600 + i, kind: i % 2 ? 'intent.executed' : 'intent.created', intentId: id, body: { i } }, key));
+  }
+  return out;
+}
+
+describe('receipt chain', () => {
+  it('links records from the genesis hash and verifies end to end', () => {
+    const records = chainOf(5);
+    expect(records[0]?.prev).toBe(GENESIS_PREV);
+    expect(records[1]?.prev).toBe(records[0]?.hash);
+    expect(records.map((r) => r.seq)).toEqual([0, 1, 2, 3, 4]);
+    expect(verifyReceiptChain(records, pub)).toEqual({ verified: true, receipts: 5, head: records[4]?.hash });
+    expect(verifyReceiptChain([], pub)).toEqual({ verified: true, receipts: 0, head: GENESIS_PREV });
+  });
+
+  it('hash covers exactly the record without hash and sig', () => {
+    const [r] = chainOf(1);
+    const { hash, sig: _sig, ...rest } = r as ReceiptRecord;
+    expect(receiptHash(rest)).toBe(hash);
+  });
+
+  it('detects and locates a changed record', () => {
+    const records = chainOf(5);
+    records[2] = { ...(records[2] as ReceiptRecord), kind: 'intent.denied' };
+    expect(verifyReceiptChain(records, pub)).toMatchObject({ verified: false, problem: 'hash_mismatch', index: 2, seq: 2 });
+  });
+
+  it('detects a changed body digest', () => {
+    const records = chainOf(3);
+    records[1] = { ...(records[1] as ReceiptRecord), body_digest: 'f'.repeat(64) };
+    expect(verifyReceiptChain(records, pub)).toMatchObject({ verified: false, problem: 'hash_mismatch', index: 1 });
+  });
+
+  it('detects and locates a dropped record', () => {
+    const records = chainOf(5);
+    records.splice(3, 1);
+    expect(verifyReceiptChain(records, pub)).toMatchObject({ verified: false, problem: 'seq_gap', index: 3, seq: 4 });
+  });
+
+  it('detects a dropped record whose successor was renumbered', () => {
+    const records = chainOf(5);
+    records.splice(3, 1);
+    records[3] = { ...(records[3] as ReceiptRecord), seq: 3 };
+    expect(verifyReceiptChain(records, pub)).toMatchObject({ verified: false, problem: 'broken_link', index: 3 });
+  });
+
+  it('detects reordered records', () => {
+    const records = chainOf(4);
+    [records[1], records[2]] = [records[2] as ReceiptRecord, records[1] as ReceiptRecord];
+    expect(verifyReceiptChain(records, pub)).toMatchObject({ verified: false, problem: 'seq_gap', index: 1 });
+  });
+
+  it('detects a record re-signed with another key, even with a consistent hash', () => {
+    const records = chainOf(3);
+    const forged = createReceipt(records[0] as ReceiptRecord, { at: 1767225601, kind: 'intent.executed', intentId: id, body: { forged: true } }, otherKey);
+    records[1] = forged;
+    expect(verifyReceiptChain(records, pub)).toMatchObject({ verified: false, problem: 'bad_signature', index: 1 });
+  });
+
+  it('detects a truncated tail only against the anchored head or length', () => {
+    const records = chainOf(4);
+    const head = records[3]?.hash as string;
+    const truncated = records.slice(0, 3);
+    expect(verifyReceiptChain(truncated, pub).verified).toBe(true);
+    expect(verifyReceiptChain(truncated, pub, { head })).toMatchObject({ verified: false, problem: 'head_mismatch', index: 3 });
+    expect(verifyReceiptChain(truncated, pub, { length: 4 })).toMatchObject({ verified: false, problem: 'length_mismatch' });
+  });
+
+  it('reports a malformed record', () => {
+    expect(verifyReceiptChain([{ seq: 0 }], pub)).toMatchObject({ verified: false, problem: 'malformed', index: 0 });
+  });
+
+  it('verifies a window of a longer chain from a known link', () => {
+    const records = chainOf(6);
+    const window = records.slice(3);
+    expect(verifyReceiptChain(window, pub, { startPrev: records[2]?.hash as string, startSeq: 3 }).verified).toBe(true);
+  });
+
+  it('refuses non-integer times', () => {
+    expect(() => createReceipt(null, { at: 1.5, kind: 'x', body: {} }, key)).toThrow(/at/);
+  });
+});
+
+describe('ReceiptChain', () => {
+  it('appends, reports head, recent newest first, and verifies', () => {
+    const chain = new ReceiptChain(key);
+    expect(chain.head).toBe(GENESIS_PREV);
+    const a = chain.append({ at: 1, kind: 'boot', body: null });
+    const b = chain.append({ at: 2, kind: 'intent.created', intentId: id, body: { x: 1 } });
+    expect(chain.head).toBe(b.hash);
+    expect(chain.length).toBe(2);
+    expect(chain.recent(1)).toEqual([b]);
+    expect(chain.recent(10)).toEqual([b, a]);
+    expect(chain.verify().verified).toBe(true);
+    expect(chain.publicKeyHex).toBe(pub);
+    const reopened = new ReceiptChain(key, chain.records());
+    expect(reopened.head).toBe(b.hash);
+  });
+
+  it('refuses to reopen a tampered chain', () => {
+    const records = chainOf(2);
+    records[1] = { ...(records[1] as ReceiptRecord), at: 5 };
+    expect(() => new ReceiptChain(key, records)).toThrow(/changed/);
+  });
+});

@@ -1,0 +1,106 @@
+/**
+ * @module schemas/control-plane
+ * Control-plane response shapes: the error body, the session, intents, execution, receipts.
+ */
+import { z } from 'zod';
+import { DecisionSchema, IntentStatusSchema, SignedApprovalSchema } from './approval.js';
+import { DigestSchema, IntentIdSchema, UnixSecondsSchema } from './common.js';
+import { IntentRequestSchema } from './intent.js';
+import { FindingSchema, SignerOutcomeSchema } from './protect.js';
+
+/** The error body. Read loosely (a server may add fields such as a request id); servers send exactly these. */
+export const ErrorBodySchema = z.looseObject({
+  error: z.looseObject({
+    code: z.int(),
+    message: z.string(),
+    data: z.record(z.string(), z.unknown()).nullable(),
+  }),
+});
+
+export const SessionUnlockResultSchema = z.strictObject({
+  token: z.string().min(1),
+  expires_at: UnixSecondsSchema,
+  accounts: z.array(z.string()),
+});
+export type SessionUnlockResult = z.infer<typeof SessionUnlockResultSchema>;
+
+export const CreateIntentResultSchema = z.looseObject({
+  intentId: IntentIdSchema,
+  status: IntentStatusSchema,
+  decision: DecisionSchema,
+  receipt_head: DigestSchema,
+});
+export type CreateIntentResult = z.infer<typeof CreateIntentResultSchema>;
+
+export const ExecuteOutcomeSchema = z.looseObject({
+  intentId: IntentIdSchema,
+  status: z.enum(['confirmed', 'awaiting_signatures', 'denied']),
+  /** Absent when nothing was submitted (denied, awaiting_signatures). */
+  txHash: z.string().optional(),
+  chain: z.string(),
+  operation: z.string(),
+  summary: z.string(),
+  weight: z.int().min(0),
+  quorum: z.int().min(0),
+  signers: z.array(SignerOutcomeSchema),
+  submit: z.record(z.string(), z.unknown()).optional(),
+  receiptHead: DigestSchema,
+  mptIssuanceId: z.string().regex(/^[0-9A-Fa-f]{48}$/, 'mptIssuanceId is 48 hex digits').optional(),
+  findings: z.array(FindingSchema),
+});
+export type ExecuteOutcome = z.infer<typeof ExecuteOutcomeSchema>;
+
+/** GET /intent/{id}: the intent with its decision, approvals and execution. */
+export const StoredIntentSchema = z.looseObject({
+  intentId: IntentIdSchema,
+  status: IntentStatusSchema,
+  decision: DecisionSchema,
+  intent: IntentRequestSchema,
+  created_at: UnixSecondsSchema,
+  approvals: z.array(SignedApprovalSchema),
+  execution: ExecuteOutcomeSchema.partial().nullable(),
+});
+export type StoredIntent = z.infer<typeof StoredIntentSchema>;
+
+export const ApproveResultSchema = z.looseObject({
+  intentId: IntentIdSchema,
+  status: IntentStatusSchema,
+  decision: DecisionSchema,
+  rejectedBy: z.string().optional(),
+});
+export type ApproveResult = z.infer<typeof ApproveResultSchema>;
+
+export const ProtectResultSchema = z.looseObject({
+  intentId: IntentIdSchema,
+  blocked: z.boolean(),
+  findings: z.array(FindingSchema),
+});
+export type ProtectResult = z.infer<typeof ProtectResultSchema>;
+
+export const ReconcileResultSchema = z.looseObject({
+  clean: z.boolean(),
+  checked: z.array(z.unknown()),
+  drift: z.array(z.unknown()),
+});
+export type ReconcileResult = z.infer<typeof ReconcileResultSchema>;
+
+/** One receipt record (DESIGN.md §6). */
+export const ReceiptRecordSchema = z.strictObject({
+  seq: z.int().min(0),
+  at: UnixSecondsSchema,
+  kind: z.string().min(1).max(64),
+  intentId: IntentIdSchema.optional(),
+  body_digest: DigestSchema,
+  prev: DigestSchema,
+  hash: DigestSchema,
+  sig: z.string().regex(/^[0-9a-f]{128}$/, 'sig must be 128 lowercase hex digits'),
+});
+export type ReceiptRecord = z.infer<typeof ReceiptRecordSchema>;
+
+export const LedgerVerifyResultSchema = z.looseObject({
+  verified: z.boolean(),
+  receipts: z.int().min(0),
+  head: DigestSchema,
+  signerPublicKey: z.string(),
+});
+export type LedgerVerifyResult = z.infer<typeof LedgerVerifyResultSchema>;

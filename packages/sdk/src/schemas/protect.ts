@@ -1,0 +1,45 @@
+/**
+ * @module schemas/protect
+ * Finding, the protect inputs of SignRequest, and SignerOutcome.
+ */
+import { z } from 'zod';
+import { boundedString } from './common.js';
+
+export const GUARDS = ['network_separation', 'counterfeit_asset', 'address_poisoning', 'burned_key'] as const;
+export type GuardName = (typeof GUARDS)[number];
+
+export const FindingSchema = z.strictObject({
+  guard: z.enum(GUARDS),
+  severity: z.enum(['block', 'warn']),
+  detail: z.string(),
+});
+export type Finding = z.infer<typeof FindingSchema>;
+
+/**
+ * One element of protect.evm_code: `[address, code]` where code is the deployed bytecode as
+ * 0x-hex ("0x" when the address has no code). Non-EVM chains send an empty array.
+ */
+export const EvmCodeEntrySchema = z.tuple([
+  boundedString(256),
+  z.string().regex(/^0x(?:[0-9a-fA-F]{2})*$/, 'code must be 0x-prefixed hex'),
+]);
+export type EvmCodeEntry = z.infer<typeof EvmCodeEntrySchema>;
+
+export const ProtectInputsSchema = z.strictObject({
+  known_destinations: z.array(boundedString(256)).max(10000),
+  burned: z.array(boundedString(256)).max(10000),
+  evm_code: z.array(EvmCodeEntrySchema).max(64),
+  token_owner_burned: z.boolean(),
+  onchain_symbol: z.string().max(64).nullable(),
+  compliance_cleared: z.boolean(),
+  attestation_valid: z.boolean(),
+});
+export type ProtectInputs = z.infer<typeof ProtectInputsSchema>;
+
+export const SignerOutcomeSchema = z.strictObject({
+  signer: z.string(),
+  address: z.string(),
+  ok: z.boolean(),
+  detail: z.string(),
+});
+export type SignerOutcome = z.infer<typeof SignerOutcomeSchema>;

@@ -1,0 +1,192 @@
+import { describe, expect, it } from 'vitest';
+import { ValidationError } from '../errors.js';
+import {
+  ChainParamsSchema,
+  DecisionSchema,
+  IntentRequestSchema,
+  jsonSchemas,
+  parseWith,
+  PolicySetSchema,
+  SignedApprovalSchema,
+  SignRequestSchema,
+  SignResponseSchema,
+  SignerRefusalSchema,
+  SupplyReportSchema,
+  WalletDescriptorSchema,
+  WIRE_SCHEMAS,
+} from './index.js';
+
+const base = { wallet: 'w1', destination: 'rDest', amount: '100' };
+
+function failure(schema: Parameters<typeof parseWith>[0], value: unknown, what = 'x'): ValidationError {
+  try {
+    parseWith(schema, value, what);
+  } catch (e) {
+    expect(e).toBeInstanceOf(ValidationError);
+    return e as ValidationError;
+  }
+  throw new Error('expected a ValidationError');
+}
+
+describe('IntentRequest', () => {
+  it('accepts every operation variant', () => {
+    const ops = [
+      { op: 'transfer' },
+      { op: 'issue' },
+      { op: 'authorize_holder' },
+      { op: 'authorize_holder', revoke: true },
+      { op: 'clawback' },
+      { op: 'mpt_create', asset_scale: 0, flags: 0 },
+      { op: 'mpt_create', asset_scale: 19, flags: 0x7e, maximum_amount: '9223372036854775807', transfer_fee: 50000, metadata_hex: 'ab' },
+      { op: 'mpt_create', asset_scale: 2, flags: 0x20, maximum_amount: null, transfer_fee: null, metadata_hex: null },
+      { op: 'account_flags', set: 8 },
+      { op: 'account_flags', set: null, clear: 6 },
+      { op: 'contract_call', data_hex: '0xa9059cbb' },
+    ];
+    for (const operation of ops) expect(IntentRequestSchema.safeParse({ ...base, operation }).success, JSON.stringify(operation)).toBe(true);
+  });
+
+  it.each([
+    ['amount as a number', { ...base, amount: 100 }, 'amount'],
+    ['negative amount', { ...base, amount: '-1' }, 'amount'],
+    ['decimal amount', { ...base, amount: '1.5' }, 'amount'],
+    ['leading zero', { ...base, amount: '01' }, 'amount'],
+    ['amount in exponent form', { ...base, amount: '1e6' }, 'amount'],
+    ['79-digit amount', { ...base, amount: '1'.repeat(79) }, 'amount'],
+    ['missing wallet', { destination: 'd', amount: '1' }, 'wallet'],
+    ['empty destination', { ...base, destination: '' }, 'destination'],
+    ['tag of one string', { ...base, tags: [['only']] }, 'tags.0'],
+    ['tag of three strings', { ...base, tags: [['a', 'b', 'c']] }, 'tags.0'],
+    ['tag with a number', { ...base, tags: [['a', 1]] }, 'tags.0.1'],
+    ['asset_decimals fraction', { ...base, asset_decimals: 1.5 }, 'asset_decimals'],
+    ['unknown field', { ...base, extra: 1 }, ''],
+    ['unknown op', { ...base, operation: { op: 'teleport' } }, 'operation.op'],
+    ['asset_scale 20', { ...base, operation: { op: 'mpt_create', asset_scale: 20, flags: 0 } }, 'operation.asset_scale'],
+    ['asset_scale -1', { ...base, operation: { op: 'mpt_create', asset_scale: -1, flags: 0 } }, 'operation.asset_scale'],
+    ['transfer_fee 50001', { ...base, operation: { op: 'mpt_create', asset_scale: 0, flags: 0, transfer_fee: 50001 } }, 'operation.transfer_fee'],
+    ['unknown mpt flag bit', { ...base, operation: { op: 'mpt_create', asset_scale: 0, flags: 0x01 } }, 'operation.flags'],
+    ['maximum_amount past 2^63-1', { ...base, operation: { op: 'mpt_create', asset_scale: 0, flags: 0, maximum_amount: '9223372036854775808' } }, 'operation.maximum_amount'],
+    ['odd metadata hex', { ...base, operation: { op: 'mpt_create', asset_scale: 0, flags: 0, metadata_hex: 'abc' } }, 'operation.metadata_hex'],
+    ['mpt_create without flags', { ...base, operation: { op: 'mpt_create', asset_scale: 0 } }, 'operation.flags'],
+    ['data_hex with 7 digits', { ...base, operation: { op: 'contract_call', data_hex: '0xa9059cb' } }, 'operation.data_hex'],
+    ['data_hex without 0x', { ...base, operation: { op: 'contract_call', data_hex: 'a9059cbb' } }, 'operation.data_hex'],
+    ['data_hex with non-hex', { ...base, operation: { op: 'contract_call', data_hex: '0xa9059cbz' } }, 'operation.data_hex'],
+    ['data_hex odd length', { ...base, operation: { op: 'contract_call', data_hex: '0xa9059cbb0' } }, 'operation.data_hex'],
+    ['account_flags with neither', { ...base, operation: { op: 'account_flags' } }, 'operation.set'],
+    ['revoke as string', { ...base, operation: { op: 'authorize_holder', revoke: 'yes' } }, 'operation.revoke'],
+  ])('rejects %s naming %s', (_what, value, path) => {
+    const e = failure(IntentRequestSchema, value, 'intent');
+    expect(e.path).toBe(path);
+    expect(e.code).toBe(4000);
+    expect(e.message).toContain(path === '' ? 'invalid intent' : `invalid intent.${path}`);
+  });
+
+  it('accepts amounts past 2^64 as strings', () => {
+    expect(IntentRequestSchema.safeParse({ ...base, amount: (2n ** 255n).toString() }).success).toBe(true);
+  });
+});
+
+describe('SignedApproval', () => {
+  const good = {
+    approver_id: 'alice',
+    intent: `int_${'ab'.repeat(32)}`,
+    verdict: 'approve',
+    at: 1767225600,
+    strong_auth: true,
+    signature: { curve: 'ed25519', sig: 'ab'.repeat(64) },
+  };
+  it('accepts a well-formed approval', () => expect(SignedApprovalSchema.safeParse(good).success).toBe(true));
+  it.each([
+    ['wrong curve', { ...good, signature: { curve: 'secp256k1', sig: good.signature.sig } }, 'signature.curve'],
+    ['short sig', { ...good, signature: { curve: 'ed25519', sig: 'ab'.repeat(63) } }, 'signature.sig'],
+    ['uppercase sig', { ...good, signature: { curve: 'ed25519', sig: 'AB'.repeat(64) } }, 'signature.sig'],
+    ['intent without prefix', { ...good, intent: 'ab'.repeat(32) }, 'intent'],
+    ['intent uppercase', { ...good, intent: `int_${'AB'.repeat(32)}` }, 'intent'],
+    ['verdict maybe', { ...good, verdict: 'maybe' }, 'verdict'],
+    ['at in milliseconds as float', { ...good, at: 1.5 }, 'at'],
+    ['strong_auth missing', { ...good, strong_auth: undefined }, 'strong_auth'],
+  ])('rejects %s', (_w, value, path) => expect(failure(SignedApprovalSchema, value).path).toBe(path));
+});
+
+describe('PolicySet and rules', () => {
+  it('accepts extra properties on rules (interface.md)', () => {
+    const p = PolicySetSchema.parse({ wallet: 'w', version: 1, rules: [{ rule: 'always_allow', note: 'x' }] });
+    expect(p.rules[0]).toEqual({ rule: 'always_allow', note: 'x' });
+  });
+  it.each([
+    [{ rule: 'hard_ceiling' }, 'rules.0.max'],
+    [{ rule: 'operating_window_utc', start: '24:00', end: '01:00' }, 'rules.0.start'],
+    [{ rule: 'operating_window_utc', start: '09:00', end: '17:00', days: [7] }, 'rules.0.days.0'],
+    [{ rule: 'approval_threshold', above: '1', required_weight: 1, approvers: [] }, 'rules.0.approvers'],
+    [{ rule: 'require_attestation', attesters: ['zz'] }, 'rules.0.attesters.0'],
+    [{ rule: 'allow_operations', ops: ['fly'] }, 'rules.0.ops.0'],
+  ])('rejects %j naming %s', (rule, path) => {
+    expect(failure(PolicySetSchema, { wallet: 'w', version: 1, rules: [rule] }).path).toBe(path);
+  });
+});
+
+describe('WalletDescriptor and ChainParams', () => {
+  const signer = (address: string, weight = 1) => ({ address, curve: 'ed25519', weight, label: address });
+  it('accepts both control kinds', () => {
+    expect(WalletDescriptorSchema.safeParse({ wallet: 'w', chain: 'xrpl:testnet', control: { kind: 'native_multisig', address: 'rA', signers: [signer('r1'), signer('r2')], quorum: 2 } }).success).toBe(true);
+    expect(WalletDescriptorSchema.safeParse({ wallet: 'w', chain: 'eip155:31337', control: { kind: 'evm_safe', safe: '0x1', owners: [{ ...signer('0xa'), curve: 'secp256k1' }], threshold: 1 } }).success).toBe(true);
+  });
+  it('rejects an unreachable quorum and duplicate signers', () => {
+    expect(failure(WalletDescriptorSchema, { wallet: 'w', chain: 'c:x', control: { kind: 'native_multisig', address: 'rA', signers: [signer('r1')], quorum: 2 } }).path).toBe('control.quorum');
+    expect(failure(WalletDescriptorSchema, { wallet: 'w', chain: 'c:x', control: { kind: 'native_multisig', address: 'rA', signers: [signer('r1'), signer('r1')], quorum: 1 } }).path).toBe('control.signers');
+  });
+  it('accepts the three ChainParams kinds and keeps int64 Stellar sequences exact as strings', () => {
+    expect(ChainParamsSchema.parse({ kind: 'xrpl', sequence: 5, base_fee_drops: 10, last_ledger_sequence: 100, network_id: null }).kind).toBe('xrpl');
+    expect(ChainParamsSchema.parse({ kind: 'stellar', sequence: '236025527107256321', base_fee_stroops: 100, max_time: 1767225600 })).toMatchObject({ sequence: '236025527107256321' });
+    expect(ChainParamsSchema.parse({ kind: 'evm_safe', chain_id: 31337, safe_nonce: '0' }).kind).toBe('evm_safe');
+    expect(failure(ChainParamsSchema, { kind: 'solana' }).path).toBe('kind');
+  });
+});
+
+describe('signer shapes', () => {
+  it('SignerRefusal has exactly the spec reasons', () => {
+    expect(SignerRefusalSchema.safeParse({ refused: { reason: 'digest_mismatch' }, message: 'x' }).success).toBe(true);
+    expect(SignerRefusalSchema.safeParse({ refused: { reason: 'because' }, message: 'x' }).success).toBe(false);
+  });
+  it('SignRequest names a missing field', () => {
+    expect(failure(SignRequestSchema, {}).path).toBe('intent');
+  });
+  it('SignResponse backend is software or yubihsm', () => {
+    const r = { signature: { signer_address: 'r1', public_key: { curve: 'ed25519', hex: 'ab' }, signature: { encoding: 'x', hex: 'cd' } }, backend: 'hsm', receipt_head: '0'.repeat(64), warnings: [], summary: '' };
+    expect(failure(SignResponseSchema, r).path).toBe('backend');
+  });
+  it('Decision is exact', () => {
+    expect(DecisionSchema.safeParse({ decision: 'allow', reasons: [], required_weight: 0, current_weight: 0, not_before: 0 }).success).toBe(true);
+    expect(DecisionSchema.safeParse({ decision: 'maybe', reasons: [], required_weight: 0, current_weight: 0, not_before: 0 }).success).toBe(false);
+  });
+});
+
+describe('SupplyReport', () => {
+  it('accepts a minimal document and rejects a non-ISO derivedAt', () => {
+    const doc = {
+      derivedAt: '2026-11-22T00:00:00Z',
+      rule: 'every row comes from its query',
+      chains: {
+        xrpl: { endpoint: 'http://x', issuers: [{ account: 'rA', domain: null, obligations: { USD: '1.5e3' }, query: '{"method":"gateway_balances"}' }] },
+        stellar: { endpoint: 'http://s', issuers: [{ issuer: '(2 locked issuers, 1 unit each)', locked: true, assets: { ABC: '1' }, query: 'GET /assets?asset_issuer=G' }] },
+        solana: { endpoint: 'http://sol', mints: [] },
+        polygon: { endpoint: 'http://p', owner: `0x${'1'.repeat(40)}`, contracts: [], query: 'eth_call', note: 'move ownership' },
+      },
+    };
+    expect(SupplyReportSchema.safeParse(doc).success).toBe(true);
+    expect(failure(SupplyReportSchema, { ...doc, derivedAt: 'yesterday' }).path).toBe('derivedAt');
+  });
+});
+
+describe('JSON Schema generation', () => {
+  it('generates a JSON Schema for every wire resource from the runtime schemas', () => {
+    const all = jsonSchemas();
+    expect(Object.keys(all).sort()).toEqual(Object.keys(WIRE_SCHEMAS).sort());
+    const intent = all.IntentRequest as { required: string[]; properties: Record<string, { pattern?: string }>; additionalProperties: boolean };
+    expect(intent.required.sort()).toEqual(['amount', 'destination', 'wallet']);
+    expect(intent.properties['amount']?.pattern).toBe('^(0|[1-9][0-9]*)$');
+    expect(intent.additionalProperties).toBe(false);
+    const approval = all.SignedApproval as { properties: { intent: { pattern: string } } };
+    expect(approval.properties.intent.pattern).toBe('^int_[0-9a-f]{64}$');
+  });
+});

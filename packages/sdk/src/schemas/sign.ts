@@ -1,0 +1,76 @@
+/**
+ * @module schemas/sign
+ * The signer's wire shapes: SignRequest, SignResponse, SignerRefusal.
+ */
+import { z } from 'zod';
+import { REFUSAL_REASONS } from '../errors.js';
+import { SignedApprovalSchema } from './approval.js';
+import { boundedString, CurveSchema, DigestSchema, IntentIdSchema, UnixSecondsSchema } from './common.js';
+import { IntentRequestSchema } from './intent.js';
+import { PolicySetSchema } from './policy.js';
+import { FindingSchema, ProtectInputsSchema } from './protect.js';
+import { ChainParamsSchema, WalletDescriptorSchema } from './wallet.js';
+
+/**
+ * SignRequest.intent: the intent as the control plane stored it. The signer recomputes
+ * `intentId(request)` and refuses with intent_tampered when it differs from `id`.
+ */
+export const SignRequestIntentSchema = z.strictObject({
+  id: IntentIdSchema,
+  created_at: UnixSecondsSchema,
+  request: IntentRequestSchema,
+});
+export type SignRequestIntent = z.infer<typeof SignRequestIntentSchema>;
+
+export const SignRequestSchema = z.strictObject({
+  intent: SignRequestIntentSchema,
+  wallet: WalletDescriptorSchema,
+  policy: PolicySetSchema,
+  policy_digest: DigestSchema,
+  approvals: z.array(SignedApprovalSchema).max(256),
+  params: ChainParamsSchema,
+  protect: ProtectInputsSchema,
+  expected_payload_digest: z.string().regex(/^(0x)?[0-9a-f]{64}$/, 'expected_payload_digest must be a 32-byte lowercase hex digest'),
+  signer_address: boundedString(256),
+});
+export type SignRequest = z.infer<typeof SignRequestSchema>;
+
+/** A public key on the wire: curve and lowercase hex (ed25519 32 bytes, secp256k1 33 compressed). */
+export const PublicKeyRefSchema = z.looseObject({
+  curve: CurveSchema,
+  hex: z.string().regex(/^[0-9a-f]+$/, 'hex must be lowercase hex'),
+});
+export type PublicKeyRef = z.infer<typeof PublicKeyRefSchema>;
+
+/**
+ * A signature on the wire. `encoding` says how the driver framed it (e.g. `xrpl-der`,
+ * `stellar-decorated`, `eip712-rsv`); drivers may add fields (e.g. a Stellar hint).
+ */
+export const SignatureRefSchema = z.looseObject({
+  encoding: boundedString(64),
+  hex: z.string().regex(/^[0-9a-f]+$/, 'hex must be lowercase hex'),
+});
+export type SignatureRef = z.infer<typeof SignatureRefSchema>;
+
+/** One signer's contribution to a multisig payload: SignResponse.signature. */
+export const ContributionSchema = z.strictObject({
+  signer_address: boundedString(256),
+  public_key: PublicKeyRefSchema,
+  signature: SignatureRefSchema,
+});
+export type Contribution = z.infer<typeof ContributionSchema>;
+
+export const SignResponseSchema = z.strictObject({
+  signature: ContributionSchema,
+  backend: z.enum(['software', 'yubihsm']),
+  receipt_head: DigestSchema,
+  warnings: z.array(FindingSchema),
+  summary: z.string(),
+});
+export type SignResponse = z.infer<typeof SignResponseSchema>;
+
+export const SignerRefusalSchema = z.strictObject({
+  refused: z.strictObject({ reason: z.enum(REFUSAL_REASONS) }),
+  message: z.string(),
+});
+export type SignerRefusal = z.infer<typeof SignerRefusalSchema>;

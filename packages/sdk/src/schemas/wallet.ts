@@ -1,0 +1,89 @@
+/**
+ * @module schemas/wallet
+ * WalletDescriptor, SignerDesc and ChainParams.
+ */
+import { z } from 'zod';
+import { boundedString, CurveSchema } from './common.js';
+
+export const SignerDescSchema = z.strictObject({
+  address: boundedString(256),
+  curve: CurveSchema,
+  weight: z.int().min(1, 'weight must be at least 1').max(65535),
+  label: z.string().max(128),
+});
+export type SignerDesc = z.infer<typeof SignerDescSchema>;
+
+const NativeMultisig = z.strictObject({
+  kind: z.literal('native_multisig'),
+  address: boundedString(256),
+  signers: z.array(SignerDescSchema).min(1, 'at least one signer').max(32, 'at most 32 signers'),
+  quorum: z.int().min(1, 'quorum must be at least 1').max(0xffffffff),
+});
+const EvmSafe = z.strictObject({
+  kind: z.literal('evm_safe'),
+  safe: boundedString(256),
+  owners: z.array(SignerDescSchema).min(1, 'at least one owner').max(64, 'at most 64 owners'),
+  threshold: z.int().min(1, 'threshold must be at least 1').max(64),
+});
+
+export const WalletControlSchema = z.discriminatedUnion('kind', [NativeMultisig, EvmSafe]);
+export type WalletControl = z.infer<typeof WalletControlSchema>;
+
+function reachable(c: WalletControl): boolean {
+  const members = c.kind === 'native_multisig' ? c.signers : c.owners;
+  const total = members.reduce((sum, s) => sum + s.weight, 0);
+  return total >= (c.kind === 'native_multisig' ? c.quorum : c.threshold);
+}
+
+function unique(c: WalletControl): boolean {
+  const members = c.kind === 'native_multisig' ? c.signers : c.owners;
+  return new Set(members.map((m) => m.address.toLowerCase())).size === members.length;
+}
+
+export const WalletDescriptorSchema = z.strictObject({
+  wallet: boundedString(128),
+  chain: boundedString(64),
+  control: WalletControlSchema
+    .refine(unique, { message: 'signer addresses must be unique', path: ['signers'] })
+    .refine(reachable, { message: 'quorum is higher than the total signer weight', path: ['quorum'] }),
+});
+export type WalletDescriptor = z.infer<typeof WalletDescriptorSchema>;
+
+/** Signers (native multisig) or owners (Safe) of a wallet, with the weight needed. */
+export function walletMembers(wallet: WalletDescriptor): { members: SignerDesc[]; quorum: number } {
+  const c = wallet.control;
+  return c.kind === 'native_multisig'
+    ? { members: c.signers, quorum: c.quorum }
+    : { members: c.owners, quorum: c.threshold };
+}
+
+const XrplParams = z.strictObject({
+  kind: z.literal('xrpl'),
+  sequence: z.int().min(0).max(0xffffffff),
+  base_fee_drops: z.int().min(1).max(1_000_000_000),
+  last_ledger_sequence: z.int().min(1).max(0xffffffff),
+  network_id: z.int().min(0).max(0xffffffff).nullable(),
+});
+const StellarParams = z.strictObject({
+  kind: z.literal('stellar'),
+  /**
+   * Stellar sequence numbers are int64 and today exceed 2^53 (ledger << 32), so a JSON number
+   * would silently lose precision: past Number.MAX_SAFE_INTEGER the value must be a decimal string.
+   */
+  sequence: z.union([
+    z.int().min(0),
+    z.string().regex(/^(0|[1-9][0-9]{0,18})$/, 'sequence must be an int64 decimal string'),
+  ]),
+  base_fee_stroops: z.int().min(100, 'base_fee_stroops must be at least 100').max(100_000_000),
+  max_time: z.int().min(1),
+});
+const EvmSafeParams = z.strictObject({
+  kind: z.literal('evm_safe'),
+  chain_id: z.int().min(1),
+  safe_nonce: z.string().regex(/^(0|[1-9][0-9]{0,77})$/, 'safe_nonce must be a decimal integer string'),
+});
+
+/** ChainParams, tagged by kind; frozen before anyone signs. */
+export const ChainParamsSchema = z.discriminatedUnion('kind', [XrplParams, StellarParams, EvmSafeParams]);
+export type ChainParams = z.infer<typeof ChainParamsSchema>;
+export type ChainParamsKind = ChainParams['kind'];
