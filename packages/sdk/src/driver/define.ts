@@ -5,6 +5,7 @@
  */
 import { DriverRegistryError } from '../errors.js';
 import { OPERATION_KINDS } from '../schemas/intent.js';
+import { CHAIN_PARAMS_KINDS } from '../schemas/wallet.js';
 import type { ChainDriver, ChainSigner } from './types.js';
 
 const DRIVER_METHODS = [
@@ -51,8 +52,8 @@ export function defineChainDriver<const D extends ChainDriver>(driver: D): D {
       throw new DriverRegistryError('invalid_driver', `invalid driver ${driver.name}: ${m} must be a function`);
     }
   }
-  if (typeof driver.paramsKind !== 'string' || driver.paramsKind === '') {
-    throw new DriverRegistryError('invalid_driver', `invalid driver ${driver.name}: paramsKind must be a string`);
+  if (!(CHAIN_PARAMS_KINDS as readonly string[]).includes(driver.paramsKind)) {
+    throw new DriverRegistryError('invalid_driver', `invalid driver ${driver.name}: paramsKind must be one of ${CHAIN_PARAMS_KINDS.join(', ')}`);
   }
   for (const op of driver.operations ?? []) {
     if (!(OPERATION_KINDS as readonly string[]).includes(op)) {
@@ -62,6 +63,8 @@ export function defineChainDriver<const D extends ChainDriver>(driver: D): D {
   if (!Array.isArray(driver.operations) || driver.operations.length === 0) {
     throw new DriverRegistryError('invalid_driver', `invalid driver ${driver.name}: operations must list at least one operation`);
   }
+  Object.freeze(driver.chains);
+  Object.freeze(driver.operations);
   return Object.freeze(driver);
 }
 
@@ -78,5 +81,6 @@ export function defineChainSigner<const S extends ChainSigner>(signer: S): S {
       throw new DriverRegistryError('invalid_driver', `invalid signer ${signer.name}: ${m} must be a function`);
     }
   }
+  Object.freeze(signer.chains);
   return Object.freeze(signer);
 }

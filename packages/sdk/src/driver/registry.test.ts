@@ -30,11 +30,13 @@ function driver(name: string, chains: string[], overrides: Partial<ChainDriver> 
 }
 
 describe('defineChainDriver', () => {
-  it('returns the same driver, frozen', () => {
+  it('returns the same driver, frozen with its chain and operation lists', () => {
     const d = driver('a', ['toy:devnet']);
     const defined = defineChainDriver(d);
     expect(defined).toBe(d);
     expect(Object.isFrozen(defined)).toBe(true);
+    expect(Object.isFrozen(defined.chains)).toBe(true);
+    expect(Object.isFrozen(defined.operations)).toBe(true);
   });
 
   it.each([
@@ -47,6 +49,7 @@ describe('defineChainDriver', () => {
     ['an unknown operation', { operations: ['teleport'] as unknown as ChainDriver['operations'] }],
     ['no operations', { operations: [] }],
     ['no paramsKind', { paramsKind: '' }],
+    ['an unknown paramsKind', { paramsKind: 'solana' }],
   ])('refuses a driver with %s', (_what, overrides) => {
     expect(() => defineChainDriver(driver('bad', ['toy:devnet'], overrides as Partial<ChainDriver>))).toThrow(DriverRegistryError);
   });

@@ -13,7 +13,7 @@
  */
 import type { NormalizedIntent, OperationKind } from '../schemas/intent.js';
 import type { Contribution } from '../schemas/sign.js';
-import type { ChainParams, Curve, WalletDescriptor } from '../schemas/index.js';
+import type { ChainParams, ChainParamsKind, Curve, WalletDescriptor } from '../schemas/index.js';
 import type { EvmCodeEntry } from '../schemas/protect.js';
 
 /** Result of checking an address against a chain. */
@@ -56,8 +56,9 @@ export type AssembleResult =
       reason: 'short_of_quorum';
       weight: number;
       quorum: number;
-      /** Members whose contribution is missing, or was not valid (with the reason). */
+      /** Members without a valid contribution (missing, or listed in `invalid`): they still need to sign. */
       missing: { address: string; weight: number }[];
+      /** Contributions that were not counted, and why (bad signature, not a member, duplicate). */
       invalid: { address: string; reason: string }[];
     };
 
@@ -113,7 +114,7 @@ export interface ChainDriver {
   /** Exact chain names served (e.g. ["xrpl:testnet"]); the registry never widens this. */
   readonly chains: readonly string[];
   /** ChainParams kind this driver produces and consumes. */
-  readonly paramsKind: string;
+  readonly paramsKind: ChainParamsKind;
   /** Operations the driver can build; others are refused with a clear error. */
   readonly operations: readonly OperationKind[];
 

@@ -87,3 +87,4 @@ const EvmSafeParams = z.strictObject({
 export const ChainParamsSchema = z.discriminatedUnion('kind', [XrplParams, StellarParams, EvmSafeParams]);
 export type ChainParams = z.infer<typeof ChainParamsSchema>;
 export type ChainParamsKind = ChainParams['kind'];
+export const CHAIN_PARAMS_KINDS = ['xrpl', 'stellar', 'evm_safe'] as const satisfies readonly ChainParamsKind[];

@@ -1,0 +1,497 @@
+/**
+ * @module testing/conformance
+ * The published ChainDriver conformance suite. Every driver package runs it in a few lines:
+ *
+ *   describeChainDriver({ name: 'xrpl', driver, signer, setup: () => devnetFixture() })
+ *
+ * Outcomes that matter (funds moved, a transaction applied, control as recorded) are checked
+ * through the fixture's IndependentReader, which reads the ledger without the driver, so a driver
+ * cannot pass by agreeing with itself. Each check is also a plain async function
+ * (`conformanceChecks`), which is how the suite's own tests prove it catches broken drivers.
+ */
+import { describe, expect, it } from 'vitest';
+import { canonicalize } from '../canonical.js';
+import { normalizeIntent } from '../digest.js';
+import { DriverRegistryError, VaultError } from '../errors.js';
+import { DriverRegistry } from '../driver/registry.js';
+import type { BuiltPayload, ChainDriver, ChainSigner, ConfirmResult, SigningKey } from '../driver/types.js';
+import type { IntentRequest, NormalizedIntent, OperationInput, OperationKind } from '../schemas/intent.js';
+import { OPERATION_KINDS } from '../schemas/intent.js';
+import { EvmCodeEntrySchema } from '../schemas/protect.js';
+import { ContributionSchema, type Contribution } from '../schemas/sign.js';
+import { ChainParamsSchema, walletMembers, type ChainParams, type WalletDescriptor } from '../schemas/wallet.js';
+import { createSoftwareKey } from './memory-driver.js';
+
+/** Reads ledger state directly (RPC, database, devnet admin API), never through the driver. */
+export interface IndependentReader {
+  /** Native balance of `address` in minor units (0 for an account that does not exist). */
+  balance(address: string): Promise<bigint>;
+  /** The ledger's own record of a transaction, or null when it holds none. */
+  txResult(hash: string): Promise<{ applied: boolean; code: string } | null>;
+}
+
+/** Fresh state for one check. `setup` is called once per check so checks never share funds. */
+export interface ConformanceFixture {
+  /** A chain the driver serves; the wallet's chain. */
+  chain: string;
+  /** A funded wallet whose on-ledger control matches the descriptor. */
+  wallet: WalletDescriptor;
+  /** One key per member, in wallet order. */
+  keys: SigningKey[];
+  /** A valid address, not a wallet member, that the suite transfers to. */
+  destination: string;
+  /** Addresses the driver must reject on `chain` (bad checksum, wrong network, wrong length…). */
+  invalidAddresses: string[];
+  /** The wallet's native balance at setup, minor units. */
+  fundedAmount: string;
+  ledger: IndependentReader;
+  /** Amount to transfer, minor units. Default `1000`. */
+  transferAmount?: string;
+  /** A key that is not a member. Default: a fresh software ed25519 key (set it for other curves). */
+  outsider?: SigningKey;
+}
+
+/** Groups of checks a driver may opt out of (e.g. a read-only chain sets `submit: false`). */
+export interface ConformanceCapabilities {
+  /** submit + confirm against the ledger. Default true. */
+  submit?: boolean;
+  /** balances + controlState. Default true. */
+  reads?: boolean;
+}
+
+export interface ConformanceOptions {
+  /** Shown in test names. */
+  name: string;
+  driver: ChainDriver;
+  signer: ChainSigner;
+  setup: () => Promise<ConformanceFixture>;
+  capabilities?: ConformanceCapabilities;
+  /** confirm polling: attempts and pause between them. Defaults 30 and 200 ms. */
+  confirmAttempts?: number;
+  confirmIntervalMs?: number;
+  /** Per-check timeout for describeChainDriver. Default 30 s. */
+  timeoutMs?: number;
+}
+
+export type ConformanceGroup = 'registry' | 'address' | 'params' | 'build' | 'sign' | 'assemble' | 'submit' | 'reads';
+
+export interface ConformanceCheck {
+  name: string;
+  group: ConformanceGroup;
+  /** False when the driver opted out of this check's group. */
+  enabled: boolean;
+  /** Resolves when the driver conforms; rejects with an assertion error naming what broke. */
+  run: () => Promise<void>;
+}
+
+/** A representative request for each operation, to probe what a driver refuses. */
+const SAMPLE_OPERATIONS: Record<OperationKind, OperationInput> = {
+  transfer: { op: 'transfer' },
+  issue: { op: 'issue' },
+  authorize_holder: { op: 'authorize_holder' },
+  clawback: { op: 'clawback' },
+  mpt_create: { op: 'mpt_create', asset_scale: 2, flags: 0x20 },
+  account_flags: { op: 'account_flags', set: 8 },
+  contract_call: { op: 'contract_call', data_hex: '0xa9059cbb' },
+};
+
+const HEX64 = /^[0-9a-f]{64}$/;
+
+/**
+ * The conformance checks as plain async functions, in suite order. `describeChainDriver` wraps
+ * each in an `it`; call them directly to run the suite outside vitest's collector.
+ *
+ * @example
+ * for (const check of conformanceChecks(options)) if (check.enabled) await check.run()
+ */
+export function conformanceChecks(options: ConformanceOptions): ConformanceCheck[] {
+  const { driver, signer } = options;
+  const caps = { submit: true, reads: true, ...options.capabilities };
+  const attempts = options.confirmAttempts ?? 30;
+  const intervalMs = options.confirmIntervalMs ?? 200;
+
+  const fixture = async () => {
+    const f = await options.setup();
+    expect(driver.chains, 'fixture.chain must be a chain the driver serves').toContain(f.chain);
+    expect(f.wallet.chain, 'fixture.wallet.chain must equal fixture.chain').toBe(f.chain);
+    const { members, quorum } = walletMembers(f.wallet);
+    expect(f.keys.length, 'fixture.keys must hold one key per wallet member').toBe(members.length);
+    return { ...f, members, quorum, address: walletAddress(f.wallet), amount: f.transferAmount ?? '1000' };
+  };
+  type Fx = Awaited<ReturnType<typeof fixture>>;
+
+  const intentOf = (f: Fx, overrides: Partial<IntentRequest> = {}): NormalizedIntent =>
+    normalizeIntent({ wallet: f.wallet.wallet, destination: f.destination, amount: f.amount, ...overrides });
+
+  const build = async (f: Fx, overrides: Partial<IntentRequest> = {}) => {
+    const params = await driver.fetchParams(f.wallet);
+    return { params, built: driver.buildPayload({ intent: intentOf(f, overrides), wallet: f.wallet, params }) };
+  };
+
+  const sign = (f: Fx, built: BuiltPayload, index: number): Promise<Contribution> => {
+    const member = f.members[index];
+    const key = f.keys[index];
+    if (!member || !key) throw new Error(`no member ${index}`);
+    return signer.signPayload(built, key, member.address);
+  };
+
+  /** Member indexes in wallet order until the weight reaches quorum; the last one tips it over. */
+  const quorumSet = (f: Fx): number[] => {
+    const picked: number[] = [];
+    let weight = 0;
+    for (let i = 0; i < f.members.length && weight < f.quorum; i++) {
+      picked.push(i);
+      weight += f.members[i]?.weight ?? 0;
+    }
+    return picked;
+  };
+  const weightOf = (f: Fx, indexes: readonly number[]) => indexes.reduce((s, i) => s + (f.members[i]?.weight ?? 0), 0);
+
+  /** Builds, signs at quorum and assembles; returns what submit needs. */
+  const assembled = async (f: Fx) => {
+    const { built } = await build(f);
+    const contributions = await Promise.all(quorumSet(f).map((i) => sign(f, built, i)));
+    const result = driver.assemble(built, contributions, f.wallet);
+    if (!result.ok) throw new Error(`assemble at quorum failed: ${JSON.stringify(result)}`);
+    return { built, result };
+  };
+
+  const confirmed = async (chain: string, txHash: string, built: BuiltPayload): Promise<ConfirmResult> => {
+    let last: ConfirmResult = { status: 'pending', txHash };
+    for (let i = 0; i < attempts; i++) {
+      last = await driver.confirm(chain, txHash, built);
+      if (last.status !== 'pending') return last;
+      await new Promise((r) => setTimeout(r, intervalMs));
+    }
+    return last;
+  };
+
+  const checks: Omit<ConformanceCheck, 'enabled'>[] = [
+    {
+      group: 'registry',
+      name: 'registry accepts the driver and serves exactly its chains',
+      run: async () => {
+        const f = await fixture();
+        const drivers = new DriverRegistry<ChainDriver>([driver]);
+        expect(drivers.chains(), 'registry chains must be exactly driver.chains').toEqual([...driver.chains].sort());
+        expect(drivers.get(f.chain)).toBe(driver);
+        const unknown = `${driver.family}:not-a-chain`;
+        expect(() => drivers.get(unknown), `get(${unknown}) must throw`).toThrow(DriverRegistryError);
+        const signers = new DriverRegistry<ChainSigner>([signer]);
+        expect(signers.get(f.chain), 'the signer must serve the fixture chain').toBe(signer);
+        expect(signer.family, 'driver and signer must be the same family').toBe(driver.family);
+        expect(driver.operations.length, 'driver.operations must list what it builds').toBeGreaterThan(0);
+      },
+    },
+    {
+      group: 'address',
+      name: 'validateAddress accepts the wallet, its members and the destination',
+      run: async () => {
+        const f = await fixture();
+        for (const address of [f.address, f.destination, ...f.members.map((m) => m.address)]) {
+          const check = driver.validateAddress(f.chain, address);
+          expect(check, `validateAddress(${address})`).toMatchObject({ valid: true });
+          if (check.valid) expect(typeof check.normalized).toBe('string');
+          const network = driver.networkOf(f.chain, address);
+          expect(network === null || driver.chains.includes(network), `networkOf(${address}) must be null or a served chain`).toBe(true);
+        }
+      },
+    },
+    {
+      group: 'address',
+      name: 'validateAddress rejects each invalid address with a reason',
+      run: async () => {
+        const f = await fixture();
+        expect(f.invalidAddresses.length, 'fixture.invalidAddresses must name chain-specific bad addresses').toBeGreaterThan(0);
+        for (const address of ['', 'not an address', ...f.invalidAddresses]) {
+          const check = driver.validateAddress(f.chain, address);
+          expect(check.valid, `validateAddress(${JSON.stringify(address)}) must be invalid`).toBe(false);
+          if (!check.valid) expect(check.reason, `reason for ${JSON.stringify(address)}`).toMatch(/\S/);
+        }
+      },
+    },
+    {
+      group: 'params',
+      name: "fetchParams returns ChainParams of the driver's paramsKind",
+      run: async () => {
+        const f = await fixture();
+        const params: ChainParams = await driver.fetchParams(f.wallet);
+        const parsed = ChainParamsSchema.safeParse(params);
+        expect(parsed.success, `ChainParamsSchema: ${parsed.error?.message ?? ''}`).toBe(true);
+        expect(params.kind).toBe(driver.paramsKind);
+      },
+    },
+    {
+      group: 'params',
+      name: 'fetchProtectInputs returns well-formed guard facts',
+      run: async () => {
+        const f = await fixture();
+        const facts = await driver.fetchProtectInputs(intentOf(f), f.wallet);
+        for (const entry of facts.evm_code) expect(EvmCodeEntrySchema.safeParse(entry).success, `evm_code entry ${JSON.stringify(entry)}`).toBe(true);
+        expect(facts.onchain_symbol === null || typeof facts.onchain_symbol === 'string').toBe(true);
+        expect(typeof facts.token_owner_burned).toBe('boolean');
+      },
+    },
+    {
+      group: 'build',
+      name: 'buildPayload is deterministic and its digest is 64 lowercase hex',
+      run: async () => {
+        const f = await fixture();
+        const params = await driver.fetchParams(f.wallet);
+        const input = { intent: intentOf(f), wallet: f.wallet, params };
+        const a = driver.buildPayload(input);
+        const b = driver.buildPayload(structuredClone(input));
+        // The signer rebuilds from the wire: the JSON round trip must give the same bytes too.
+        const c = driver.buildPayload(JSON.parse(JSON.stringify(input)) as typeof input);
+        expect(a.digest, 'digest must be 32 bytes as lowercase hex').toMatch(HEX64);
+        expect(a.summary, 'summary must be a non-empty line').toMatch(/\S/);
+        for (const other of [b, c]) {
+          expect(canonicalize(other.payload), 'same input must give the same canonical payload').toBe(canonicalize(a.payload));
+          expect(other.digest, 'same input must give the same digest').toBe(a.digest);
+          expect(other.summary).toBe(a.summary);
+        }
+      },
+    },
+    {
+      group: 'build',
+      name: 'a different amount or destination changes the digest',
+      run: async () => {
+        const f = await fixture();
+        const params = await driver.fetchParams(f.wallet);
+        const digest = (overrides: Partial<IntentRequest>) =>
+          driver.buildPayload({ intent: intentOf(f, overrides), wallet: f.wallet, params }).digest;
+        const base = digest({});
+        expect(digest({ amount: (BigInt(f.amount) + 1n).toString() }), 'amount + 1 must change the digest').not.toBe(base);
+        const other = f.members.find((m) => m.address !== f.destination)?.address;
+        if (other) expect(digest({ destination: other }), 'another destination must change the digest').not.toBe(base);
+      },
+    },
+    {
+      group: 'build',
+      name: 'unsupported operations are refused with a VaultError',
+      run: async () => {
+        const f = await fixture();
+        const params = await driver.fetchParams(f.wallet);
+        for (const op of OPERATION_KINDS.filter((k) => !driver.operations.includes(k))) {
+          let thrown: unknown = null;
+          try {
+            driver.buildPayload({ intent: intentOf(f, { operation: SAMPLE_OPERATIONS[op] }), wallet: f.wallet, params });
+          } catch (e) {
+            thrown = e;
+          }
+          expect(thrown, `buildPayload(${op}) must throw a VaultError, threw ${String(thrown)}`).toBeInstanceOf(VaultError);
+        }
+      },
+    },
+    {
+      group: 'sign',
+      name: "each key derives its member's address and signs a valid Contribution",
+      run: async () => {
+        const f = await fixture();
+        const { built } = await build(f);
+        for (const [i, member] of f.members.entries()) {
+          const key = f.keys[i] as SigningKey;
+          expect(signer.deriveAddress(f.chain, key.publicKey, key.curve), `deriveAddress(keys[${i}])`).toBe(member.address);
+          const c = await sign(f, built, i);
+          const parsed = ContributionSchema.safeParse(c);
+          expect(parsed.success, `ContributionSchema: ${parsed.error?.message ?? ''}`).toBe(true);
+          expect(c.signer_address).toBe(member.address);
+        }
+      },
+    },
+    {
+      group: 'assemble',
+      name: 'assemble below quorum is short_of_quorum with weight, quorum and missing members',
+      run: async () => {
+        const f = await fixture();
+        const { built } = await build(f);
+        const below = quorumSet(f).slice(0, -1);
+        const contributions = await Promise.all(below.map((i) => sign(f, built, i)));
+        const result = driver.assemble(built, contributions, f.wallet);
+        expect(result).toMatchObject({ ok: false, reason: 'short_of_quorum', weight: weightOf(f, below), quorum: f.quorum });
+        if (result.ok) return;
+        const expected = f.members.filter((_, i) => !below.includes(i));
+        expect(sortedMembers(result.missing), 'missing must list every member without a valid contribution').toEqual(sortedMembers(expected));
+        expect(result.invalid).toEqual([]);
+      },
+    },
+    {
+      group: 'assemble',
+      name: 'a contribution with a corrupted signature is not counted and is listed invalid',
+      run: async () => {
+        const f = await fixture();
+        const { built } = await build(f);
+        const set = quorumSet(f);
+        const tipping = set.at(-1) as number;
+        const contributions = await Promise.all(set.map((i) => sign(f, built, i)));
+        const victim = contributions.at(-1) as Contribution;
+        contributions[contributions.length - 1] = { ...victim, signature: { ...victim.signature, hex: corruptHex(victim.signature.hex) } };
+        const result = driver.assemble(built, contributions, f.wallet);
+        expect(result, 'a corrupted signature must not count toward quorum').toMatchObject({ ok: false, weight: weightOf(f, set.slice(0, -1)) });
+        if (result.ok) return;
+        const victimAddress = (f.members[tipping]?.address ?? '').toLowerCase();
+        expect(result.invalid.map((x) => x.address.toLowerCase()), 'the corrupted contribution must be listed invalid').toContain(victimAddress);
+        expect(result.invalid.every((x) => /\S/.test(x.reason)), 'each invalid entry needs a reason').toBe(true);
+        expect(result.missing.map((m) => m.address.toLowerCase()), 'its member is still missing').toContain(victimAddress);
+      },
+    },
+    {
+      group: 'assemble',
+      name: 'a contribution from a non-member is not counted',
+      run: async () => {
+        const f = await fixture();
+        const { built } = await build(f);
+        const outsider = f.outsider ?? createSoftwareKey();
+        const outsiderAddress = signer.deriveAddress(f.chain, outsider.publicKey, outsider.curve);
+        expect(f.members.map((m) => m.address.toLowerCase()), 'fixture outsider must not be a member').not.toContain(outsiderAddress.toLowerCase());
+        const stranger = await signer.signPayload(built, outsider, outsiderAddress);
+        const set = quorumSet(f);
+        const below = await Promise.all(set.slice(0, -1).map((i) => sign(f, built, i)));
+        const short = driver.assemble(built, [...below, stranger], f.wallet);
+        expect(short, 'a non-member must not make up the quorum').toMatchObject({ ok: false, weight: weightOf(f, set.slice(0, -1)) });
+        if (!short.ok) {
+          expect(short.invalid.map((x) => x.address.toLowerCase()), 'the non-member must be listed invalid').toContain(outsiderAddress.toLowerCase());
+        }
+        const full = await Promise.all(set.map((i) => sign(f, built, i)));
+        const ok = driver.assemble(built, [...full, stranger], f.wallet);
+        expect(ok, 'a non-member must add no weight').toMatchObject({ ok: true, weight: weightOf(f, set) });
+      },
+    },
+    {
+      group: 'assemble',
+      name: 'a repeated contribution counts once',
+      run: async () => {
+        const f = await fixture();
+        const { built } = await build(f);
+        const below = quorumSet(f).slice(0, -1);
+        const contributions = await Promise.all(below.map((i) => sign(f, built, i)));
+        const result = driver.assemble(built, [...contributions, ...contributions, ...contributions], f.wallet);
+        expect(result, 'each member counts once however often it contributes').toMatchObject({ ok: false, weight: weightOf(f, below) });
+      },
+    },
+    {
+      group: 'assemble',
+      name: 'assemble at quorum is ok, and the blob does not depend on contribution order',
+      run: async () => {
+        const f = await fixture();
+        const { built } = await build(f);
+        const set = quorumSet(f);
+        const contributions = await Promise.all(set.map((i) => sign(f, built, i)));
+        const a = driver.assemble(built, contributions, f.wallet);
+        expect(a).toMatchObject({ ok: true, weight: weightOf(f, set), quorum: f.quorum });
+        if (!a.ok) return;
+        expect(a.blob).toMatch(/\S/);
+        expect(a.txHash).toMatch(/\S/);
+        const b = driver.assemble(built, [...contributions].reverse(), f.wallet);
+        expect(b, 'same contributions in another order must give the same blob and hash').toEqual(a);
+      },
+    },
+    {
+      group: 'submit',
+      name: 'submit + confirm: the ledger applies the transfer (independent read)',
+      run: async () => {
+        const f = await fixture();
+        const before = await f.ledger.balance(f.destination);
+        const walletBefore = await f.ledger.balance(f.address);
+        const { built, result } = await assembled(f);
+        if (!result.ok) return;
+        const submitted = await driver.submit(f.chain, result.blob);
+        expect(submitted, 'submit must be accepted').toMatchObject({ status: 'submitted', txHash: result.txHash });
+        const outcome = await confirmed(f.chain, result.txHash, built);
+        expect(outcome, 'confirm must report confirmed').toMatchObject({ status: 'confirmed', txHash: result.txHash });
+        const after = await f.ledger.balance(f.destination);
+        expect(after - before, 'independent reader: destination balance must rise by exactly the amount').toBe(BigInt(f.amount));
+        expect(await f.ledger.txResult(result.txHash), 'independent reader: the transaction must be applied').toMatchObject({ applied: true });
+        const walletAfter = await f.ledger.balance(f.address);
+        expect(walletAfter <= walletBefore - BigInt(f.amount), 'independent reader: the wallet must pay at least the amount').toBe(true);
+      },
+    },
+    {
+      group: 'submit',
+      name: 'submitting the same blob again does not move funds twice (independent read)',
+      run: async () => {
+        const f = await fixture();
+        const before = await f.ledger.balance(f.destination);
+        const { built, result } = await assembled(f);
+        if (!result.ok) return;
+        await driver.submit(f.chain, result.blob);
+        expect(await confirmed(f.chain, result.txHash, built)).toMatchObject({ status: 'confirmed' });
+        // A replay is an expected outcome: it may be reported as submitted or rejected, not thrown.
+        const again = await driver.submit(f.chain, result.blob);
+        expect(['submitted', 'rejected'], 'a replay is a value, not a throw').toContain(again.status);
+        expect(await confirmed(f.chain, result.txHash, built), 'the original stays confirmed').toMatchObject({ status: 'confirmed' });
+        expect((await f.ledger.balance(f.destination)) - before, 'independent reader: funds must move exactly once').toBe(BigInt(f.amount));
+      },
+    },
+    {
+      group: 'reads',
+      name: 'balances agree with the independent reader',
+      run: async () => {
+        const f = await fixture();
+        const onLedger = await f.ledger.balance(f.address);
+        expect(onLedger.toString(), 'fixture.fundedAmount must be the wallet balance the reader sees').toBe(f.fundedAmount);
+        const balances = await driver.balances(f.wallet);
+        for (const b of balances) {
+          expect(b.amount, `balance ${b.asset} amount must be an integer decimal string`).toMatch(/^(0|[1-9][0-9]*)$/);
+          expect(Number.isInteger(b.decimals) && b.decimals >= 0, `balance ${b.asset} decimals`).toBe(true);
+        }
+        const native = balances.find((b) => b.asset === 'native');
+        expect(native?.amount, 'the native balance must equal the independent read').toBe(onLedger.toString());
+      },
+    },
+    {
+      group: 'reads',
+      name: 'controlState agrees with the wallet descriptor (members and quorum)',
+      run: async () => {
+        const f = await fixture();
+        const state = await driver.controlState(f.wallet);
+        expect(state.address.toLowerCase()).toBe(f.address.toLowerCase());
+        expect(state.quorum, 'on-ledger quorum').toBe(f.quorum);
+        expect(sortedMembers(state.members), 'on-ledger members and weights').toEqual(sortedMembers(f.members));
+      },
+    },
+  ];
+
+  return checks.map((c) => ({
+    ...c,
+    enabled: c.group === 'submit' ? caps.submit : c.group === 'reads' ? caps.reads : true,
+  }));
+}
+
+/**
+ * Registers the conformance suite with vitest: one `describe` per driver, one `it` per check,
+ * skipping groups the driver opted out of.
+ *
+ * @example
+ * describeChainDriver({
+ *   name: 'memory',
+ *   driver: createMemoryDriver({ ledger }),
+ *   signer: createMemorySigner(),
+ *   setup: async () => fixtureOnALocalDevnet(),
+ * })
+ */
+export function describeChainDriver(options: ConformanceOptions): void {
+  const timeout = options.timeoutMs ?? 30_000;
+  describe(`${options.name}: ChainDriver conformance`, () => {
+    for (const check of conformanceChecks(options)) {
+      (check.enabled ? it : it.skip)(check.name, check.run, timeout);
+    }
+  });
+}
+
+function walletAddress(wallet: WalletDescriptor): string {
+  return wallet.control.kind === 'native_multisig' ? wallet.control.address : wallet.control.safe;
+}
+
+function sortedMembers(members: readonly { address: string; weight: number }[]) {
+  return members
+    .map((m) => ({ address: m.address.toLowerCase(), weight: m.weight }))
+    .sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
+}
+
+/** Flips one bit in the middle of a hex string: still well-formed, no longer the signature. */
+function corruptHex(hex: string): string {
+  const i = Math.floor(hex.length / 2);
+  const flipped = (Number.parseInt(hex[i] ?? '0', 16) ^ 1).toString(16);
+  return hex.slice(0, i) + flipped + hex.slice(i + 1);
+}

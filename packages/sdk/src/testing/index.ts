@@ -1,0 +1,57 @@
+/**
+ * @module @vault/sdk/testing
+ * The ChainDriver conformance suite every driver package runs, and the in-memory reference ledger,
+ * driver and signer (with fault injection) that the toolkit's own tests use. Needs vitest (an
+ * optional peer dependency) for `describeChainDriver`.
+ */
+export {
+  conformanceChecks,
+  describeChainDriver,
+  type ConformanceCapabilities,
+  type ConformanceCheck,
+  type ConformanceFixture,
+  type ConformanceGroup,
+  type ConformanceOptions,
+  type IndependentReader,
+} from './conformance.js';
+export {
+  MEMORY_FAMILY,
+  createMemoryDriver,
+  createMemorySigner,
+  createSoftwareKey,
+  memoryWallet,
+  type MemoryDriver,
+  type MemoryDriverOptions,
+  type MemorySigner,
+  type MemorySignerOptions,
+  type MemoryWallet,
+  type MemoryWalletOptions,
+} from './memory-driver.js';
+export {
+  MEMORY_BASE_FEE,
+  MEMORY_EXPIRY_LEDGERS,
+  MEMORY_NATIVE,
+  MEMORY_REJECT_CODES,
+  MEMORY_SIGNATURE_ENCODING,
+  MEMORY_TX_FORMAT,
+  MemoryLedger,
+  decodeMemoryBlob,
+  encodeMemoryBlob,
+  memoryAddress,
+  memoryAddressProblem,
+  memoryDigest,
+  txHashOfBlob,
+  type MemoryAccount,
+  type MemoryEnvelope,
+  type MemoryLedgerFaults,
+  type MemoryLedgerOptions,
+  type MemoryParamsInfo,
+  type MemoryPayload,
+  type MemoryRejectCode,
+  type MemoryRpc,
+  type MemorySignature,
+  type MemorySubmitOutcome,
+  type MemoryTxRecord,
+  type MemoryTxStatus,
+  type SignerList,
+} from './memory-ledger.js';

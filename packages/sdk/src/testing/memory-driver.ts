@@ -1,0 +1,445 @@
+/**
+ * @module testing/memory-driver
+ * The reference driver over the in-memory ledger: a complete, small ChainDriver / ChainSigner pair
+ * that the server's own tests run against, and the worked example of the plugin contract.
+ *
+ * Params kind: ChainParams is a closed union on the wire (xrpl | stellar | evm_safe) because the
+ * signer validates SignRequest.params against it. A test-only `memory` kind would widen that wire
+ * contract for every service, so the memory driver reuses the `xrpl` shape, which is exactly its
+ * model: account `sequence`, `base_fee_drops` (the fee in minor units), `last_ledger_sequence`
+ * (the payload's expiry ledger) and `network_id` (always null).
+ */
+import { canonicalize } from '../canonical.js';
+import { ed25519PublicKey, generateEd25519KeyPair, signEd25519, verifyEd25519 } from '../ed25519.js';
+import { fromHex, sha256Hex, toHex } from '../encoding.js';
+import { DriverRegistryError, NotFoundError, SignerRefusedError, TransportError, ValidationError, VaultError } from '../errors.js';
+import { defineChainDriver, defineChainSigner } from '../driver/define.js';
+import type {
+  AddressCheck,
+  AssembleResult,
+  Balance,
+  BuildInput,
+  BuiltPayload,
+  ChainDriver,
+  ChainSigner,
+  ConfirmResult,
+  ControlState,
+  SigningKey,
+  SubmitResult,
+} from '../driver/types.js';
+import { ContributionSchema, type Contribution } from '../schemas/sign.js';
+import { WalletDescriptorSchema, type ChainParams, type WalletDescriptor } from '../schemas/wallet.js';
+import { parseWith } from '../schemas/index.js';
+import type { Curve } from '../schemas/common.js';
+import {
+  MEMORY_EXPIRY_LEDGERS,
+  MEMORY_NATIVE,
+  MEMORY_SIGNATURE_ENCODING,
+  MEMORY_TX_FORMAT,
+  MemoryLedger,
+  MemoryPayloadSchema,
+  encodeMemoryBlob,
+  memoryAddress,
+  memoryAddressProblem,
+  memoryDigest,
+  type MemoryPayload,
+  type MemorySignature,
+} from './memory-ledger.js';
+
+export const MEMORY_FAMILY = 'memory';
+
+export interface MemoryDriverOptions {
+  /** One ledger, or several with distinct chains (e.g. `memory:devnet` and `memory:testnet`). */
+  ledger: MemoryLedger | readonly MemoryLedger[];
+  /** Serve only these chains (each must have a ledger). Default: every ledger's chain. */
+  chains?: readonly string[];
+  /** Plugin name. Default `@vault/sdk/testing:memory`. */
+  name?: string;
+}
+
+export type MemoryDriver = ChainDriver & { readonly family: 'memory'; readonly paramsKind: 'xrpl' };
+export type MemorySigner = ChainSigner & { readonly family: 'memory' };
+
+/**
+ * A keyless ChainDriver over one or more memory ledgers.
+ *
+ * @example
+ * const ledger = new MemoryLedger()
+ * const driver = createMemoryDriver({ ledger })
+ * const { wallet } = memoryWallet({ ledger, members: 3, quorum: 2 })
+ * const params = await driver.fetchParams(wallet)
+ * const built = driver.buildPayload({ intent: normalizeIntent({ wallet: wallet.wallet, destination, amount: '5' }), wallet, params })
+ */
+export function createMemoryDriver(options: MemoryDriverOptions): MemoryDriver {
+  const name = options.name ?? '@vault/sdk/testing:memory';
+  const all = options.ledger instanceof MemoryLedger ? [options.ledger] : [...options.ledger];
+  const byChain = new Map<string, MemoryLedger>();
+  for (const l of all) {
+    if (byChain.has(l.chain)) throw new DriverRegistryError('invalid_driver', `${name}: two ledgers for ${l.chain}`);
+    byChain.set(l.chain, l);
+  }
+  const chains: readonly string[] = Object.freeze([...(options.chains ?? byChain.keys())]);
+  for (const c of chains) {
+    if (!byChain.has(c)) throw new DriverRegistryError('invalid_driver', `${name}: no ledger for chain ${c}`);
+  }
+
+  const served = (chain: string): MemoryLedger => {
+    const l = chains.includes(chain) ? byChain.get(chain) : undefined;
+    if (!l) throw new DriverRegistryError('unknown_chain', `${name} does not serve chain ${JSON.stringify(chain)} (serves ${chains.join(', ')})`);
+    return l;
+  };
+
+  const multisig = (wallet: WalletDescriptor) => {
+    const ledger = served(wallet.chain);
+    if (wallet.control.kind !== 'native_multisig') {
+      throw new ValidationError('wallet', [{ path: 'control.kind', message: 'the memory driver serves native_multisig wallets only' }]);
+    }
+    return { ledger, control: wallet.control };
+  };
+
+  /** Reads a ledger over its rpc; a fault that is not already typed becomes a TransportError. */
+  const rpc = async <T>(ledger: MemoryLedger, what: string, call: () => Promise<T>): Promise<T> => {
+    try {
+      return await call();
+    } catch (cause) {
+      if (cause instanceof VaultError) throw cause;
+      throw new TransportError(`memory ledger ${ledger.chain}: ${what} failed`, { cause });
+    }
+  };
+
+  const driver: MemoryDriver = {
+    name,
+    family: MEMORY_FAMILY,
+    chains,
+    paramsKind: 'xrpl',
+    operations: Object.freeze(['transfer'] as const),
+
+    validateAddress(chain: string, address: string): AddressCheck {
+      if (!chains.includes(chain)) return { valid: false, reason: `${name} does not serve chain ${chain}` };
+      const problem = memoryAddressProblem(address);
+      return problem ? { valid: false, reason: problem } : { valid: true, normalized: address };
+    },
+
+    // Memory addresses carry no network tag: the same address is valid on every memory chain.
+    networkOf: () => null,
+
+    async fetchParams(wallet: WalletDescriptor): Promise<ChainParams> {
+      const { ledger, control } = multisig(wallet);
+      const info = await rpc(ledger, 'params', () => ledger.rpc.params(control.address));
+      return {
+        kind: 'xrpl',
+        sequence: info.sequence,
+        base_fee_drops: info.fee,
+        last_ledger_sequence: info.ledger + MEMORY_EXPIRY_LEDGERS,
+        network_id: null,
+      };
+    },
+
+    async fetchProtectInputs(_intent, wallet) {
+      served(wallet.chain);
+      // No contracts and no issued tokens on a memory ledger: nothing for the EVM or token guards.
+      return { evm_code: [], onchain_symbol: null, token_owner_burned: false };
+    },
+
+    buildPayload({ intent, wallet, params }: BuildInput): BuiltPayload {
+      const { control } = multisig(wallet);
+      const bad = (path: string, message: string): never => {
+        throw new ValidationError('intent', [{ path, message }]);
+      };
+      if (intent.operation.op !== 'transfer') {
+        bad('operation.op', `the memory driver builds transfer only, not ${intent.operation.op}`);
+      }
+      if (params.kind !== 'xrpl') {
+        throw new ValidationError('params', [{ path: 'kind', message: `the memory driver takes xrpl-shaped params, got ${params.kind}` }]);
+      }
+      if (intent.asset_issuer !== undefined) bad('asset_issuer', 'memory ledgers have the native asset only');
+      if (intent.asset_symbol !== undefined && intent.asset_symbol !== MEMORY_NATIVE.symbol) {
+        bad('asset_symbol', `memory ledgers have the native asset ${MEMORY_NATIVE.symbol} only`);
+      }
+      if (intent.asset_symbol !== undefined && intent.asset_decimals !== MEMORY_NATIVE.decimals) {
+        bad('asset_decimals', `${MEMORY_NATIVE.symbol} has ${MEMORY_NATIVE.decimals} decimals`);
+      }
+      const problem = memoryAddressProblem(intent.destination);
+      if (problem) bad('destination', problem);
+      if (intent.destination === control.address) bad('destination', 'a wallet cannot transfer to itself');
+      if (intent.amount === '0') bad('amount', 'amount must be positive');
+
+      const payload: MemoryPayload = {
+        format: MEMORY_TX_FORMAT,
+        chain: wallet.chain,
+        op: 'transfer',
+        account: control.address,
+        destination: intent.destination,
+        amount: intent.amount,
+        fee: String(params.base_fee_drops),
+        sequence: params.sequence,
+        last_ledger: params.last_ledger_sequence,
+      };
+      if (intent.memo !== undefined) payload.memo = intent.memo;
+      const checked = parseWith(MemoryPayloadSchema, payload, 'payload');
+      return {
+        payload: checked,
+        digest: memoryDigest(checked),
+        summary:
+          `Transfer ${formatUnits(checked.amount, MEMORY_NATIVE.decimals)} ${MEMORY_NATIVE.symbol} ` +
+          `${short(checked.account)} -> ${short(checked.destination)}, fee ${checked.fee}, ` +
+          `seq ${checked.sequence}, valid through ledger ${checked.last_ledger}`,
+      };
+    },
+
+    assemble(built: BuiltPayload, contributions: readonly Contribution[], wallet: WalletDescriptor): AssembleResult {
+      const { control } = multisig(wallet);
+      const payload = payloadOf(built);
+      if (payload.account !== control.address || payload.chain !== wallet.chain) {
+        throw new ValidationError('built', [{ path: 'payload.account', message: `payload is for ${payload.chain} ${payload.account}, not this wallet` }]);
+      }
+      const digest = fromHex(built.digest, 'built.digest', 32);
+      const weights = new Map(control.signers.map((s) => [s.address, s.weight]));
+      const counted = new Map<string, MemorySignature>();
+      const invalid: { address: string; reason: string }[] = [];
+
+      for (const raw of contributions) {
+        const parsed = ContributionSchema.safeParse(raw);
+        const address = typeof (raw as { signer_address?: unknown })?.signer_address === 'string' ? (raw as Contribution).signer_address : '(unknown)';
+        const reason = parsed.success ? contributionProblem(parsed.data, digest, weights, counted) : 'contribution is malformed';
+        if (reason) {
+          invalid.push({ address, reason });
+          continue;
+        }
+        const c = parsed.data as Contribution;
+        counted.set(c.signer_address, { address: c.signer_address, public_key: c.public_key.hex, signature: c.signature.hex });
+      }
+
+      const weight = [...counted.keys()].reduce((sum, a) => sum + (weights.get(a) ?? 0), 0);
+      if (weight < control.quorum) {
+        return {
+          ok: false,
+          reason: 'short_of_quorum',
+          weight,
+          quorum: control.quorum,
+          missing: control.signers.filter((s) => !counted.has(s.address)).map((s) => ({ address: s.address, weight: s.weight })),
+          invalid,
+        };
+      }
+      // Sorted so the blob (and so the tx hash) does not depend on the order signatures arrived in.
+      const signatures = [...counted.values()].sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
+      const envelope = { payload, signatures };
+      return { ok: true, blob: encodeMemoryBlob(envelope), txHash: sha256Hex(canonicalize(envelope)), weight, quorum: control.quorum };
+    },
+
+    async submit(chain: string, blob: string): Promise<SubmitResult> {
+      const ledger = served(chain);
+      const out = await rpc(ledger, 'submit', () => ledger.rpc.submit(blob));
+      return out.accepted
+        ? { status: 'submitted', txHash: out.hash, code: out.code }
+        : { status: 'rejected', txHash: out.hash, code: out.code, message: out.message, retriable: out.retriable };
+    },
+
+    async confirm(chain: string, txHash: string, built: BuiltPayload): Promise<ConfirmResult> {
+      const ledger = served(chain);
+      const payload = payloadOf(built);
+      const status = await rpc(ledger, 'tx', () => ledger.rpc.txStatus(txHash));
+      if (status.state === 'applied') return { status: 'confirmed', txHash, code: status.code, ledger: status.ledger };
+      if (status.state === 'pending') return { status: 'pending', txHash };
+      // Not in any closed ledger: provably dead once past its expiry or once its sequence is used.
+      if (status.ledger > payload.last_ledger) {
+        return { status: 'failed', txHash, code: 'expired', message: `not applied by ledger ${payload.last_ledger}; ledger ${status.ledger} is open`, dead: true };
+      }
+      const account = await rpc(ledger, 'account', () => ledger.rpc.account(payload.account));
+      if (account && account.sequence > payload.sequence) {
+        return { status: 'failed', txHash, code: 'sequence_consumed', message: `sequence ${payload.sequence} was used by another transaction`, dead: true };
+      }
+      return { status: 'pending', txHash };
+    },
+
+    async balances(wallet: WalletDescriptor): Promise<Balance[]> {
+      const { ledger, control } = multisig(wallet);
+      const account = await rpc(ledger, 'account', () => ledger.rpc.account(control.address));
+      if (!account) throw new NotFoundError('account', control.address, { data: { chain: wallet.chain } });
+      return [{ asset: 'native', symbol: MEMORY_NATIVE.symbol, amount: account.balance.toString(), decimals: MEMORY_NATIVE.decimals }];
+    },
+
+    async controlState(wallet: WalletDescriptor): Promise<ControlState> {
+      const { ledger, control } = multisig(wallet);
+      const account = await rpc(ledger, 'account', () => ledger.rpc.account(control.address));
+      if (!account) throw new NotFoundError('account', control.address, { data: { chain: wallet.chain } });
+      return {
+        address: account.address,
+        members: account.signers?.members ?? [],
+        quorum: account.signers?.quorum ?? 0,
+        masterKeyEnabled: account.masterKey,
+        extra: { sequence: account.sequence },
+      };
+    },
+  };
+  return defineChainDriver(driver);
+}
+
+/** Why a well-formed contribution does not count, or null when it does. */
+function contributionProblem(
+  c: Contribution,
+  digest: Uint8Array,
+  weights: ReadonlyMap<string, number>,
+  counted: ReadonlyMap<string, unknown>,
+): string | null {
+  if (!weights.has(c.signer_address)) return 'not a member of the wallet';
+  if (counted.has(c.signer_address)) return 'member already contributed';
+  if (c.public_key.curve !== 'ed25519') return `curve ${c.public_key.curve} is not ed25519`;
+  if (c.signature.encoding !== MEMORY_SIGNATURE_ENCODING) return `signature encoding ${c.signature.encoding} is not ${MEMORY_SIGNATURE_ENCODING}`;
+  if (c.public_key.hex.length !== 64) return 'public key is not 32 bytes';
+  if (c.signature.hex.length !== 128) return 'signature is not 64 bytes';
+  const publicKey = fromHex(c.public_key.hex, 'public_key', 32);
+  if (memoryAddress(publicKey) !== c.signer_address) return 'public key does not control signer_address';
+  if (!verifyEd25519(fromHex(c.signature.hex, 'signature', 64), digest, publicKey)) return 'signature does not verify';
+  return null;
+}
+
+/** The payload of a BuiltPayload, checked against its digest (a mismatch is a caller's fault). */
+function payloadOf(built: BuiltPayload): MemoryPayload {
+  const payload = parseWith(MemoryPayloadSchema, built.payload, 'built.payload');
+  if (memoryDigest(payload) !== built.digest) {
+    throw new ValidationError('built', [{ path: 'digest', message: 'digest is not sha256(JCS(payload))' }]);
+  }
+  return payload;
+}
+
+export interface MemorySignerOptions {
+  /** Chains to serve. Default `['memory:devnet']`. */
+  chains?: readonly string[];
+  name?: string;
+}
+
+/**
+ * The signing half: derives addresses and signs through a SigningKey (never a raw key).
+ *
+ * @example
+ * const signer = createMemorySigner()
+ * const contribution = await signer.signPayload(built, keys[0], wallet.control.signers[0].address)
+ */
+export function createMemorySigner(options: MemorySignerOptions = {}): MemorySigner {
+  const chains: readonly string[] = Object.freeze([...(options.chains ?? ['memory:devnet'])]);
+  const name = options.name ?? '@vault/sdk/testing:memory/signer';
+  const signer: MemorySigner = {
+    name,
+    family: MEMORY_FAMILY,
+    chains,
+    deriveAddress(chain: string, publicKey: Uint8Array, curve: Curve): string {
+      if (!chains.includes(chain)) throw new DriverRegistryError('unknown_chain', `${name} does not serve chain ${JSON.stringify(chain)}`);
+      if (curve !== 'ed25519') throw new ValidationError('key', [{ path: 'curve', message: 'memory keys are ed25519' }]);
+      return memoryAddress(publicKey);
+    },
+    async signPayload(built: BuiltPayload, key: SigningKey, signerAddress: string): Promise<Contribution> {
+      const payload = parseWith(MemoryPayloadSchema, built.payload, 'built.payload');
+      if (!chains.includes(payload.chain)) throw new DriverRegistryError('unknown_chain', `${name} does not serve chain ${JSON.stringify(payload.chain)}`);
+      // Sign only what the payload itself hashes to, never a digest we are merely handed.
+      if (memoryDigest(payload) !== built.digest) {
+        throw new SignerRefusedError('digest_mismatch', 'the digest is not sha256(JCS(payload))');
+      }
+      if (key.curve !== 'ed25519') throw new SignerRefusedError('key', `memory ledgers need an ed25519 key, not ${key.curve}`);
+      const address = memoryAddress(key.publicKey);
+      if (address !== signerAddress) throw new SignerRefusedError('key', `the key controls ${address}, not ${signerAddress}`);
+      const sig = await key.sign(fromHex(built.digest, 'built.digest', 32));
+      return {
+        signer_address: signerAddress,
+        public_key: { curve: 'ed25519', hex: toHex(key.publicKey) },
+        signature: { encoding: MEMORY_SIGNATURE_ENCODING, hex: toHex(sig) },
+      };
+    },
+  };
+  return defineChainSigner(signer);
+}
+
+/**
+ * A software ed25519 SigningKey for tests and examples. The secret stays in the closure; nothing
+ * reads it back. Never use it for real funds.
+ *
+ * @example
+ * const key = createSoftwareKey()
+ * const sig = await key.sign(new Uint8Array(32))
+ */
+export function createSoftwareKey(secretKey?: Uint8Array): SigningKey {
+  if (secretKey !== undefined && secretKey.length !== 32) {
+    throw new ValidationError('secretKey', [{ path: '', message: 'an ed25519 secret key is 32 bytes' }]);
+  }
+  const sk = secretKey ? Uint8Array.from(secretKey) : generateEd25519KeyPair().secretKey;
+  const publicKey = ed25519PublicKey(sk);
+  return Object.freeze({
+    curve: 'ed25519' as const,
+    get publicKey() {
+      return Uint8Array.from(publicKey);
+    },
+    sign: async (message: Uint8Array) => signEd25519(message, sk),
+  });
+}
+
+export interface MemoryWalletOptions {
+  ledger: MemoryLedger;
+  /** Wallet id. Default `mem-wallet-<n>`. */
+  wallet?: string;
+  /** Member count (weights 1), or explicit weights. Default 3. */
+  members?: number | readonly number[];
+  /** Default: a simple majority of the total weight. */
+  quorum?: number;
+  /** Funded native balance in minor units. Default 1_000_000_000 (1000 MEM). */
+  balance?: bigint;
+  /** Member secret keys, for reproducible tests. Default: fresh random keys. */
+  secretKeys?: readonly Uint8Array[];
+}
+
+export interface MemoryWallet {
+  wallet: WalletDescriptor;
+  /** One key per member, in wallet order. */
+  keys: SigningKey[];
+  address: string;
+  ledger: MemoryLedger;
+}
+
+let walletCounter = 0;
+
+/**
+ * Creates N member keys, a funded on-ledger account whose signer list is those members (master
+ * key disabled), and its WalletDescriptor.
+ *
+ * @example
+ * const ledger = new MemoryLedger()
+ * const { wallet, keys } = memoryWallet({ ledger, members: 3, quorum: 2 })
+ * ledger.balance(wallet.control.kind === 'native_multisig' ? wallet.control.address : '') // 1000000000n
+ */
+export function memoryWallet(options: MemoryWalletOptions): MemoryWallet {
+  const { ledger } = options;
+  const weights = typeof options.members === 'object' ? [...options.members] : Array.from({ length: options.members ?? 3 }, () => 1);
+  const total = weights.reduce((s, w) => s + w, 0);
+  const quorum = options.quorum ?? Math.floor(total / 2) + 1;
+  const keys = weights.map((_, i) => createSoftwareKey(options.secretKeys?.[i]));
+  // The account's own key is thrown away: only the signer list can move its funds.
+  const address = memoryAddress(createSoftwareKey().publicKey);
+  const members = keys.map((k, i) => ({ address: memoryAddress(k.publicKey), weight: weights[i] as number }));
+  ledger.createAccount({ address, balance: options.balance ?? 1_000_000_000n, signers: { members, quorum }, masterKey: false });
+  const wallet = parseWith(
+    WalletDescriptorSchema,
+    {
+      wallet: options.wallet ?? `mem-wallet-${++walletCounter}`,
+      chain: ledger.chain,
+      control: {
+        kind: 'native_multisig',
+        address,
+        signers: members.map((m, i) => ({ address: m.address, curve: 'ed25519', weight: m.weight, label: `member-${i + 1}` })),
+        quorum,
+      },
+    },
+    'wallet',
+  );
+  return { wallet, keys, address, ledger };
+}
+
+function short(address: string): string {
+  return `${address.slice(0, 10)}…${address.slice(-4)}`;
+}
+
+/** `1500000`, 6 -> `1.5`. */
+function formatUnits(amount: string, decimals: number): string {
+  const padded = amount.padStart(decimals + 1, '0');
+  const whole = padded.slice(0, padded.length - decimals);
+  const frac = padded.slice(padded.length - decimals).replace(/0+$/, '');
+  return frac ? `${whole}.${frac}` : whole;
+}
