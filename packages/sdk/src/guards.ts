@@ -69,6 +69,18 @@ export function networkSeparation(input: GuardInput): Finding[] {
   return out;
 }
 
+/**
+ * The issuing account of a registry issuer in the AssetSpec forms (interface.md): XRPL
+ * `ACCOUNT.CODE`, Stellar `CODE:ISSUER`; any other form (EVM contract, MPT id) is its own account.
+ * Intents name the issuer account alone, so the canonical asset must match on it.
+ */
+function issuerAccount(issuer: string): string {
+  const colon = issuer.indexOf(':');
+  if (colon >= 0) return issuer.slice(colon + 1);
+  const dot = issuer.indexOf('.');
+  return dot >= 0 ? issuer.slice(0, dot) : issuer;
+}
+
 /** counterfeit_asset: reserved and registered tickers only from their canonical issuers. */
 export function counterfeitAsset(input: GuardInput): Finding[] {
   const out: Finding[] = [];
@@ -82,7 +94,8 @@ export function counterfeitAsset(input: GuardInput): Finding[] {
   const matches = (a: AssetSpec) =>
     (a.issuer ?? undefined) === undefined
       ? intent.asset_issuer === undefined
-      : intent.asset_issuer !== undefined && sameAddress(a.issuer as string, intent.asset_issuer);
+      : intent.asset_issuer !== undefined &&
+        (sameAddress(a.issuer as string, intent.asset_issuer) || sameAddress(issuerAccount(a.issuer as string), intent.asset_issuer));
 
   if (symbol !== undefined) {
     const entries = canonical(symbol);

@@ -3,7 +3,10 @@
  * Shared arithmetic of the amount rules: asset matching and windowed spend, in bigint.
  */
 import type { NormalizedIntent, OperationKind } from '../schemas/intent.js';
+import { ValidationError } from '../errors.js';
 import type { HistoryEntry } from './types.js';
+
+const AMOUNT_RE = /^(0|[1-9][0-9]{0,77})$/;
 
 /** Operations whose amount leaves the wallet and counts toward caps and budgets. */
 export const OUTFLOW_OPS: ReadonlySet<OperationKind> = new Set(['transfer', 'issue', 'contract_call']);
@@ -32,8 +35,9 @@ export function assetMatcher(ruleAsset: string | undefined, intent: AssetFields)
 
 /**
  * Sum of the amounts of history entries that match, are outflows, are not denied or failed, are
- * not the intent being evaluated, and were created in the window `(now - window, now]`
- * (`window` null = lifetime). An entry exactly `window` seconds old is outside.
+ * not the intent being evaluated, and were created after `now - window` (`window` null =
+ * lifetime). An entry exactly `window` seconds old is outside. An entry dated after `now` (another
+ * service's clock running ahead) counts: a cap fails closed under clock skew.
  */
 export function spendInWindow(
   history: readonly HistoryEntry[],
@@ -44,9 +48,11 @@ export function spendInWindow(
     if (e.intentId === opts.excludeId) continue;
     if (e.status === 'denied' || e.status === 'failed') continue;
     if (!OUTFLOW_OPS.has(e.op)) continue;
-    if (e.created_at > opts.now) continue;
     if (opts.windowSeconds !== null && e.created_at <= opts.now - opts.windowSeconds) continue;
     if (!opts.match(e)) continue;
+    if (typeof e.amount !== 'string' || !AMOUNT_RE.test(e.amount)) {
+      throw new ValidationError('context', [{ path: `history.${e.intentId}.amount`, message: 'must be an integer decimal string' }]);
+    }
     total += BigInt(e.amount);
   }
   return total;

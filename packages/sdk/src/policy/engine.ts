@@ -17,12 +17,16 @@ import { PolicySetSchema, RULE_KINDS, type PolicySet, type Rule, type RuleKind }
 import { RULES } from './rules/index.js';
 import type { PolicyContext, RuleInput, RuleModule, RuleOutcome } from './types.js';
 
-/** Bound on the search for an instant every operating window and timelock agrees on. */
-const MAX_TIME_ITERATIONS = 64;
+/**
+ * Operating windows repeat weekly, so if every window and timelock can agree on an instant, they
+ * do within this horizon after the last timelock; the search never looks further.
+ */
+const TIME_SEARCH_HORIZON = 8 * 86400;
 
 /**
  * Validates a PolicySet. An unknown rule tag is an UnknownRuleError naming `rules.<i>.rule`;
- * any other problem a ValidationError naming the field.
+ * any other problem a ValidationError naming the field (an approver listed twice in one
+ * approval_threshold names `rules.<i>.approvers.<j>.id`).
  */
 export function parsePolicy(policy: unknown): PolicySet {
   const rules = (policy as { rules?: unknown } | null)?.rules;
@@ -32,19 +36,7 @@ export function parsePolicy(policy: unknown): PolicySet {
       if (!(RULE_KINDS as readonly unknown[]).includes(tag)) throw new UnknownRuleError(i, tag);
     });
   }
-  const parsed = parseWith(PolicySetSchema, policy, 'policy');
-  // One approver listed twice would count its approval twice: refuse the ambiguous policy.
-  parsed.rules.forEach((rule, i) => {
-    if (rule.rule !== 'approval_threshold') return;
-    const seen = new Set<string>();
-    rule.approvers.forEach((a, j) => {
-      if (seen.has(a.id)) {
-        throw new ValidationError('policy', [{ path: `rules.${i}.approvers.${j}.id`, message: `approver ${JSON.stringify(a.id)} is listed more than once` }]);
-      }
-      seen.add(a.id);
-    });
-  });
-  return parsed;
+  return parseWith(PolicySetSchema, policy, 'policy');
 }
 
 function checkTime(value: unknown, field: string): number {
@@ -87,6 +79,8 @@ export function evaluatePolicy(policy: PolicySet | unknown, intent: IntentReques
 
   const denies: string[] = [];
   const pending: Extract<RuleOutcome, { effect: 'require_approvals' }>[] = [];
+  /** Every triggered approval rule's weights, met or not. */
+  const weights: { required: number; current: number }[] = [];
   const delays: string[] = [];
   let notBefore = now;
 
@@ -113,12 +107,14 @@ export function evaluatePolicy(policy: PolicySet | unknown, intent: IntentReques
         break;
       case 'require_approvals':
         pending.push(outcome);
+        weights.push({ required: outcome.required_weight, current: outcome.current_weight });
         break;
       case 'delay':
         delays.push(outcome.reason);
         notBefore = Math.max(notBefore, outcome.not_before);
         break;
       case 'pass':
+        if (outcome.approvals) weights.push(outcome.approvals);
         break;
     }
   });
@@ -138,7 +134,11 @@ export function evaluatePolicy(policy: PolicySet | unknown, intent: IntentReques
   // it is closed) gets a reason of its own, so the final not_before is always explained.
   const pushed = new Map<number, { label: string; from: number; to: number }>();
   let settled = timed.length === 0;
-  for (let iter = 0; iter < MAX_TIME_ITERATIONS && !settled; iter++) {
+  const horizon = notBefore + TIME_SEARCH_HORIZON;
+  // Each pass moves not_before to some window's opening; within the horizon there are at most
+  // eight openings per window, so this bound is never what ends a search that can succeed.
+  const maxPasses = (timed.length + 1) * 16;
+  for (let pass = 0; pass < maxPasses && !settled && notBefore <= horizon; pass++) {
     settled = true;
     for (const { rule, i, module } of timed) {
       const t = module.earliestAt?.(rule as never, notBefore) ?? null;
@@ -154,8 +154,9 @@ export function evaluatePolicy(policy: PolicySet | unknown, intent: IntentReques
       }
     }
   }
-  if (!settled) denies.push(`policy: timelocks and operating windows have no common opening within ${MAX_TIME_ITERATIONS} steps`);
-  else {
+  if (!settled) {
+    denies.push(`policy: the operating windows have no common opening within ${TIME_SEARCH_HORIZON / 86400} days after ${horizon - TIME_SEARCH_HORIZON}`);
+  } else {
     for (const [, m] of [...pushed].sort(([a], [b]) => a - b)) {
       delays.push(`${m.label}: closed at ${m.from}, when the other time rules would allow execution; opens at ${m.to} (${new Date(m.to * 1000).toISOString()})`);
     }
@@ -164,15 +165,20 @@ export function evaluatePolicy(policy: PolicySet | unknown, intent: IntentReques
   if (denies.length > 0) {
     return result('deny', [...denies, ...pending.map((o) => o.reason), ...delays], 0, 0, 0);
   }
-  const laterReasons = notBefore > now && delays.length === 0 ? [`policy: earliest execution at ${notBefore}`] : [];
+  // The Decision carries one weight pair: the approval rule furthest from being met, or, when all
+  // are met, the one that needed the most.
+  const binding = weights.reduce<{ required: number; current: number } | null>((a, b) => {
+    if (a === null) return b;
+    const gapA = Math.max(0, a.required - a.current);
+    const gapB = Math.max(0, b.required - b.current);
+    if (gapB !== gapA) return gapB > gapA ? b : a;
+    return b.required > a.required ? b : a;
+  }, null) ?? { required: 0, current: 0 };
   if (pending.length > 0) {
-    const binding = pending.reduce((a, b) =>
-      b.required_weight > a.required_weight || (b.required_weight === a.required_weight && b.current_weight < a.current_weight) ? b : a,
-    );
-    return result('require_approvals', [...pending.map((o) => o.reason), ...delays, ...laterReasons], binding.required_weight, binding.current_weight);
+    return result('require_approvals', [...pending.map((o) => o.reason), ...delays], binding.required, binding.current);
   }
   if (notBefore > now) {
-    return result('delay', delays.length > 0 ? delays : laterReasons);
+    return result('delay', delays, binding.required, binding.current);
   }
-  return result('allow', [`policy: allowed by ${p.rules.length} rule(s) of policy v${p.version}`]);
+  return result('allow', [`policy: allowed by ${p.rules.length} rule(s) of policy v${p.version}`], binding.required, binding.current);
 }

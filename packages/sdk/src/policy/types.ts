@@ -54,7 +54,8 @@ export interface RuleInput {
 }
 
 export type RuleOutcome =
-  | { effect: 'pass' }
+  /** `approvals`: an approval rule that was triggered and is met reports its weights. */
+  | { effect: 'pass'; approvals?: { required: number; current: number } }
   | { effect: 'deny'; reason: string }
   | { effect: 'require_approvals'; reason: string; required_weight: number; current_weight: number }
   | { effect: 'delay'; reason: string; not_before: number };

@@ -47,7 +47,15 @@ export const RuleSchemas = {
     approvers: z
       .array(z.strictObject({ id: boundedString(128), weight: z.int().min(1).max(1_000_000) }))
       .min(1, 'approval_threshold needs at least one approver')
-      .max(256),
+      .max(256)
+      // One approver listed twice would count one approval twice: refuse the ambiguous policy.
+      .superRefine((list, ctx) => {
+        const seen = new Set<string>();
+        list.forEach((a, j) => {
+          if (seen.has(a.id)) ctx.addIssue({ code: 'custom', path: [j, 'id'], message: `approver ${JSON.stringify(a.id)} is listed more than once` });
+          seen.add(a.id);
+        });
+      }),
   }),
   timelock_above: z.looseObject({
     rule: z.literal('timelock_above'),

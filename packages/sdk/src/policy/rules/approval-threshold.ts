@@ -12,7 +12,7 @@ export const approvalThreshold: RuleModule<'approval_threshold'> = {
     if (input.amount <= above) return { effect: 'pass' };
     const approved = approvers(input.approvals);
     const weight = rule.approvers.reduce((sum, a) => (approved.has(a.id) ? sum + a.weight : sum), 0);
-    if (weight >= rule.required_weight) return { effect: 'pass' };
+    if (weight >= rule.required_weight) return { effect: 'pass', approvals: { required: rule.required_weight, current: weight } };
     return {
       effect: 'require_approvals',
       reason: `${label}: amount ${input.amount} is above ${above}; approval weight ${weight} of ${rule.required_weight} required`,

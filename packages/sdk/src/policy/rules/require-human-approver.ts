@@ -18,7 +18,7 @@ export const requireHumanApproverForAgentInitiated: RuleModule<'require_human_ap
     if (!isAgentInitiated(input.intent.initiator)) return { effect: 'pass' };
     const needed = rule.min_strong ?? 1;
     const strong = approvers(input.approvals, true).size;
-    if (strong >= needed) return { effect: 'pass' };
+    if (strong >= needed) return { effect: 'pass', approvals: { required: needed, current: strong } };
     return {
       effect: 'require_approvals',
       reason: `${label}: initiated by ${input.intent.initiator}; ${strong} of ${needed} strong-auth human approval(s)`,
