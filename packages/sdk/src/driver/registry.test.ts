@@ -55,6 +55,10 @@ describe('defineChainDriver', () => {
   });
 });
 
+it('accepts a third-party driver with custom params', () => {
+  expect(defineChainDriver(driver('toy', ['toy:devnet'], { paramsKind: 'custom' })).paramsKind).toBe('custom');
+});
+
 describe('defineChainSigner', () => {
   const signer: ChainSigner = { name: 's', family: 'toy', chains: ['toy:devnet'], deriveAddress: () => 'x', signPayload: notUsed };
   it('accepts a complete signer and refuses an incomplete one', () => {

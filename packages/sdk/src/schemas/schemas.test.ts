@@ -141,6 +141,12 @@ describe('WalletDescriptor and ChainParams', () => {
     expect(ChainParamsSchema.parse({ kind: 'evm_safe', chain_id: 31337, safe_nonce: '0' }).kind).toBe('evm_safe');
     expect(failure(ChainParamsSchema, { kind: 'solana' }).path).toBe('kind');
   });
+  it('lets a third-party driver carry its own params as kind custom', () => {
+    expect(ChainParamsSchema.parse({ kind: 'custom', family: 'toy', fields: { height: 7, fee: '10', memo: null, final: true } }).kind).toBe('custom');
+    expect(failure(ChainParamsSchema, { kind: 'custom', family: 'Toy!', fields: {} }).path).toBe('family');
+    expect(failure(ChainParamsSchema, { kind: 'custom', family: 'toy', fields: { nested: { a: 1 } } }).path).toBe('fields.nested');
+    expect(failure(ChainParamsSchema, { kind: 'custom', family: 'toy', fields: { big: 2 ** 60 } }).path).toBe('fields.big');
+  });
 });
 
 describe('signer shapes', () => {

@@ -83,8 +83,27 @@ const EvmSafeParams = z.strictObject({
   safe_nonce: z.string().regex(/^(0|[1-9][0-9]{0,77})$/, 'safe_nonce must be a decimal integer string'),
 });
 
-/** ChainParams, tagged by kind; frozen before anyone signs. */
-export const ChainParamsSchema = z.discriminatedUnion('kind', [XrplParams, StellarParams, EvmSafeParams]);
+/**
+ * Parameters of a ledger family the spec does not name (a third-party driver's own ledger).
+ * `family` is the driver's family; `fields` are flat JSON values the driver validates itself in
+ * buildPayload. Integers past 2^53 must travel as decimal strings.
+ */
+const CustomParams = z.strictObject({
+  kind: z.literal('custom'),
+  family: z.string().regex(/^[a-z0-9][a-z0-9-]{0,31}$/, 'family must be 1-32 of a-z, 0-9 and -'),
+  fields: z
+    .record(
+      z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'field names are identifiers'),
+      z.union([z.string().max(1024), z.int(), z.boolean(), z.null()]),
+    )
+    .refine((f) => Object.keys(f).length <= 32, 'at most 32 fields'),
+});
+
+/**
+ * ChainParams, tagged by kind; frozen before anyone signs. `xrpl`, `stellar` and `evm_safe` are
+ * the spec's; `custom` lets a third-party driver add a ledger without changing the wire contract.
+ */
+export const ChainParamsSchema = z.discriminatedUnion('kind', [XrplParams, StellarParams, EvmSafeParams, CustomParams]);
 export type ChainParams = z.infer<typeof ChainParamsSchema>;
 export type ChainParamsKind = ChainParams['kind'];
-export const CHAIN_PARAMS_KINDS = ['xrpl', 'stellar', 'evm_safe'] as const satisfies readonly ChainParamsKind[];
+export const CHAIN_PARAMS_KINDS = ['xrpl', 'stellar', 'evm_safe', 'custom'] as const satisfies readonly ChainParamsKind[];

@@ -219,6 +219,7 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
         const parsed = ChainParamsSchema.safeParse(params);
         expect(parsed.success, `ChainParamsSchema: ${parsed.error?.message ?? ''}`).toBe(true);
         expect(params.kind).toBe(driver.paramsKind);
+        if (params.kind === 'custom') expect(params.family, 'custom params name the driver family').toBe(driver.family);
       },
     },
     {
