@@ -1,0 +1,400 @@
+/**
+ * @module @vault/driver-evm-safe/devnet
+ * A local EVM chain for tests and examples: anvil (from the npm registry, pinned) started as a
+ * child process on 127.0.0.1, the Safe v1.4.1 contracts deployed from
+ * @safe-global/safe-contracts at their official addresses through the deterministic deployment
+ * factory of @safe-global/safe-singleton-factory, a Safe with 3 owners and threshold 2, and a test
+ * ERC-20 owned by that Safe. Accounts are funded with anvil's own methods. Stopped by PID.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import {
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  decodeEventLog,
+  encodeFunctionData,
+  defineChain,
+  getAddress,
+  http,
+  parseAbi,
+  toHex,
+  zeroAddress,
+  type Address,
+  type Chain,
+  type Hex,
+  type PublicClient,
+  type TestClient,
+  type WalletClient,
+  type Account,
+  type Transport,
+} from 'viem';
+import { generatePrivateKey, mnemonicToAccount, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { balanceSlotOf, tokenDeployData, TEST_TOKEN_ABI, type TestTokenOptions } from './token.js';
+
+export { TEST_TOKEN_ABI, tokenDeployData, tokenRuntime, balanceSlotOf, assembleEvm, type AsmItem, type TestTokenOptions } from './token.js';
+
+const require = createRequire(import.meta.url);
+
+/** anvil's well-known development mnemonic (its default): test funds only. */
+export const ANVIL_MNEMONIC = 'test test test test test test test test test test test junk';
+
+/** Official Safe v1.4.1 addresses (the same on every chain deployed through the singleton factory). */
+export const SAFE_V141_ADDRESSES = {
+  safe: '0x41675C099F32341bf84BFc5382aF534df5C7461a',
+  safeL2: '0x29fcB43b46531BcA003ddC8FCB67FFE91900C762',
+  safeProxyFactory: '0x4e1DCf7AD4e460CfD30791CCC4F9c8a4f820ec67',
+  compatibilityFallbackHandler: '0xfd0732Dc9E303f09fCEf3a7388Ad10A83459Ec99',
+  multiSend: '0x38869bf66a61cF6bDB996A6aE40D5853Fd43B526',
+  multiSendCallOnly: '0x9641d764fc13c8B624c04430C7356C1C7C8102e2',
+  signMessageLib: '0xd53cd0aB83D845Ac265BE939c57F53AD838012c9',
+  createCall: '0x9b35Af71d77eaf8d7e40252370304687390A1A52',
+  simulateTxAccessor: '0x3d4BA2E0884aa488718476ca2FB8Efc291A46199',
+} as const satisfies Record<string, Address>;
+export type SafeContractName = keyof typeof SAFE_V141_ADDRESSES;
+
+const ARTIFACTS: Record<SafeContractName, string> = {
+  safe: 'Safe.sol/Safe.json',
+  safeL2: 'SafeL2.sol/SafeL2.json',
+  safeProxyFactory: 'proxies/SafeProxyFactory.sol/SafeProxyFactory.json',
+  compatibilityFallbackHandler: 'handler/CompatibilityFallbackHandler.sol/CompatibilityFallbackHandler.json',
+  multiSend: 'libraries/MultiSend.sol/MultiSend.json',
+  multiSendCallOnly: 'libraries/MultiSendCallOnly.sol/MultiSendCallOnly.json',
+  signMessageLib: 'libraries/SignMessageLib.sol/SignMessageLib.json',
+  createCall: 'libraries/CreateCall.sol/CreateCall.json',
+  simulateTxAccessor: 'accessors/SimulateTxAccessor.sol/SimulateTxAccessor.json',
+};
+
+const FACTORY_ABI = parseAbi([
+  'function createProxyWithNonce(address _singleton, bytes initializer, uint256 saltNonce) returns (address proxy)',
+  'event ProxyCreation(address indexed proxy, address singleton)',
+]);
+const SETUP_ABI = parseAbi([
+  'function setup(address[] _owners, uint256 _threshold, address to, bytes data, address fallbackHandler, address paymentToken, uint256 payment, address paymentReceiver)',
+]);
+
+/** Creation bytecode of a Safe v1.4.1 contract from @safe-global/safe-contracts. */
+export function safeArtifactBytecode(name: SafeContractName): Hex {
+  const root = dirname(require.resolve('@safe-global/safe-contracts/package.json'));
+  const artifact = JSON.parse(readFileSync(join(root, 'build/artifacts/contracts', ARTIFACTS[name]), 'utf8')) as { bytecode: Hex };
+  return artifact.bytecode;
+}
+
+/**
+ * The anvil binary: `options.anvilPath`, else `VAULT_ANVIL_PATH`, else the pinned
+ * @foundry-rs/anvil-linux-amd64 package's binary (Linux x64), else `anvil` on PATH.
+ */
+export function resolveAnvilPath(explicit?: string): string {
+  if (explicit) return explicit;
+  const fromEnv = process.env['VAULT_ANVIL_PATH'];
+  if (fromEnv) return fromEnv;
+  if (process.platform === 'linux' && process.arch === 'x64') {
+    try {
+      const bin = join(dirname(require.resolve('@foundry-rs/anvil-linux-amd64/package.json')), 'bin', 'anvil');
+      if (existsSync(bin)) return bin;
+    } catch {
+      // optional dependency not installed: fall through to PATH
+    }
+  }
+  return 'anvil';
+}
+
+export interface DevnetAccount {
+  address: Address;
+  /** Test key from anvil's public development mnemonic or freshly generated. Never use for real funds. */
+  privateKey: Hex;
+}
+
+export interface StartEvmDevnetOptions {
+  /** TCP port on 127.0.0.1; 0 (default) lets the OS pick a free one. */
+  port?: number;
+  /** Default 31337 (the chain the singleton factory's pre-signed deployment targets). */
+  chainId?: number;
+  anvilPath?: string;
+  /** Owners of the default Safe: count (fresh keys) or explicit private keys. Default 3. */
+  owners?: number | readonly Hex[];
+  /** Threshold of the default Safe. Default 2. */
+  threshold?: number;
+  /** Native balance of the default Safe, wei. Default 10 ETH. */
+  safeBalance?: bigint;
+  /** Token balance the devnet gives the default Safe (via anvil_setStorageAt), minor units. Default 1_000_000_000. */
+  tokenBalance?: bigint;
+  /** Milliseconds to wait for anvil to listen. Default 20000. */
+  startTimeoutMs?: number;
+  /** Polling interval of the devnet's own viem clients. Default 50 ms. */
+  pollingInterval?: number;
+}
+
+export interface DevnetSafe {
+  address: Address;
+  owners: DevnetAccount[];
+  threshold: number;
+}
+
+export interface CreateSafeOptions {
+  owners: readonly Address[];
+  threshold: number;
+  /** Native balance to set on the new Safe, wei. Default 0. */
+  balance?: bigint;
+  /** CREATE2 salt nonce. Default: a counter. */
+  saltNonce?: bigint;
+}
+
+export interface EvmDevnet {
+  rpcUrl: string;
+  chainId: number;
+  /** `eip155:<chainId>`. */
+  chain: string;
+  /** anvil's PID. */
+  pid: number;
+  accounts: {
+    /** Deploys the Safe contracts and the token. */
+    deployer: DevnetAccount;
+    /** Pays gas for execTransaction (holds no Safe authority). */
+    executor: DevnetAccount;
+    /** Further funded accounts (anvil's dev accounts 2..9). */
+    funded: DevnetAccount[];
+  };
+  safeAddresses: typeof SAFE_V141_ADDRESSES;
+  /** The default Safe and its owner keys. */
+  safe: DevnetSafe;
+  /** The test ERC-20, owned by the default Safe. */
+  token: { address: Address; symbol: string; decimals: number; owner: Address };
+  /** Deploys a Safe proxy (Safe v1.4.1 singleton, compatibility fallback handler). */
+  createSafe(options: CreateSafeOptions): Promise<Address>;
+  /** Deploys another test token owned by `owner`. */
+  deployToken(owner: Address, options?: TestTokenOptions): Promise<Address>;
+  /** anvil_setBalance. */
+  setBalance(address: Address, wei: bigint): Promise<void>;
+  /** Sets a test-token balance directly in storage (and does not touch totalSupply). */
+  setTokenBalance(token: Address, holder: Address, amount: bigint): Promise<void>;
+  publicClient: PublicClient<Transport, Chain>;
+  /** Stops anvil (SIGTERM, then SIGKILL after 3 s). Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Spawns anvil and resolves with its URL once it listens. Kills it on failure. */
+async function spawnAnvil(bin: string, port: number, chainId: number, timeoutMs: number): Promise<{ child: ChildProcess; rpcUrl: string }> {
+  const child = spawn(bin, ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(chainId), '--accounts', '10'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => fail(new Error(`anvil did not listen within ${timeoutMs} ms: ${out.slice(-500)}`)), timeoutMs);
+    const fail = (err: Error) => {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(err);
+    };
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /Listening on (127\.0\.0\.1:\d+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        child.stdout?.off('data', onData);
+        // Keep draining so a full pipe never blocks anvil.
+        child.stdout?.resume();
+        resolve({ child, rpcUrl: `http://${m[1]}` });
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
+    child.once('error', (err) => fail(new Error(`cannot start anvil (${bin}): ${err.message}`)));
+    child.once('exit', (code) => fail(new Error(`anvil exited with ${code} before listening: ${out.slice(-500)}`)));
+  });
+}
+
+const live = new Set<ChildProcess>();
+let exitHookInstalled = false;
+function track(child: ChildProcess): void {
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    // A crashed test run must not leave anvil behind.
+    process.once('exit', () => {
+      for (const c of live) c.kill('SIGKILL');
+    });
+  }
+}
+
+/** Stops a child by PID: SIGTERM, then SIGKILL if it has not exited after `graceMs`. */
+export async function stopProcess(child: ChildProcess, graceMs = 3000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(() => {
+      if (child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
+    }, graceMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    if (child.pid !== undefined) process.kill(child.pid, 'SIGTERM');
+  });
+}
+
+const toAccount = (a: PrivateKeyAccount, privateKey: Hex): DevnetAccount => ({ address: a.address, privateKey });
+
+function hdAccount(index: number): DevnetAccount {
+  const a = mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex: index });
+  const key = a.getHdKey().privateKey;
+  if (!key) throw new Error('no private key');
+  return { address: a.address, privateKey: toHex(key) };
+}
+
+/**
+ * Starts anvil and deploys Safe v1.4.1, a 2-of-3 Safe and a test ERC-20 owned by it.
+ *
+ * @example
+ * const devnet = await startEvmDevnet()
+ * console.log(devnet.rpcUrl, devnet.safe.address, devnet.token.address)
+ * await devnet.stop()
+ */
+export async function startEvmDevnet(options: StartEvmDevnetOptions = {}): Promise<EvmDevnet> {
+  const chainId = options.chainId ?? 31337;
+  const { child, rpcUrl } = await spawnAnvil(resolveAnvilPath(options.anvilPath), options.port ?? 0, chainId, options.startTimeoutMs ?? 20_000);
+  track(child);
+  const stop = () => stopProcess(child);
+  try {
+    return await deploy(child, rpcUrl, chainId, options, stop);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+async function deploy(child: ChildProcess, rpcUrl: string, chainId: number, options: StartEvmDevnetOptions, stop: () => Promise<void>): Promise<EvmDevnet> {
+  const chain = defineChain({
+    id: chainId,
+    name: `anvil-${chainId}`,
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [rpcUrl] } },
+  });
+  const pollingInterval = options.pollingInterval ?? 50;
+  const transport = http(rpcUrl);
+  const publicClient = createPublicClient({ chain, transport, pollingInterval }) as PublicClient<Transport, Chain>;
+  const testClient: TestClient = createTestClient({ chain, transport, mode: 'anvil', pollingInterval });
+  const deployer = hdAccount(0);
+  const executor = hdAccount(1);
+  const funded = Array.from({ length: 8 }, (_, i) => hdAccount(i + 2));
+  const wallet: WalletClient<Transport, Chain, Account> = createWalletClient({
+    chain,
+    transport,
+    account: privateKeyToAccount(deployer.privateKey),
+    pollingInterval,
+  });
+
+  const mined = async (hash: Hex) => {
+    const receipt = await publicClient.waitForTransactionReceipt({ hash, pollingInterval });
+    if (receipt.status !== 'success') throw new Error(`devnet transaction ${hash} reverted`);
+    return receipt;
+  };
+
+  // 1. The deterministic deployment factory: fund its one-time signer, broadcast its pre-signed tx.
+  const factoryModule = require('@safe-global/safe-singleton-factory') as {
+    getSingletonFactoryInfo(id: number): { gasPrice: number; gasLimit: number; signerAddress: string; transaction: Hex; address: Address } | undefined;
+  };
+  const info = factoryModule.getSingletonFactoryInfo(chainId);
+  if (!info) throw new Error(`@safe-global/safe-singleton-factory has no deployment for chain ${chainId}`);
+  if ((await publicClient.getCode({ address: info.address })) === undefined) {
+    await testClient.setBalance({ address: getAddress(info.signerAddress), value: BigInt(info.gasPrice) * BigInt(info.gasLimit) });
+    await mined(await publicClient.request({ method: 'eth_sendRawTransaction', params: [info.transaction] }));
+  }
+
+  // 2. Safe v1.4.1 through the factory (salt 0), which reproduces the official addresses.
+  for (const name of Object.keys(SAFE_V141_ADDRESSES) as SafeContractName[]) {
+    const expected = SAFE_V141_ADDRESSES[name];
+    if ((await publicClient.getCode({ address: expected })) !== undefined) continue;
+    const data = `0x${'00'.repeat(32)}${safeArtifactBytecode(name).slice(2)}` as Hex;
+    await mined(await wallet.sendTransaction({ to: info.address, data, gas: 8_000_000n }));
+    if ((await publicClient.getCode({ address: expected })) === undefined) {
+      throw new Error(`${name} did not land at its official address ${expected}`);
+    }
+  }
+
+  let salt = 0n;
+  const createSafe = async (o: CreateSafeOptions): Promise<Address> => {
+    const initializer = encodeSetup(o.owners, o.threshold);
+    const saltNonce = o.saltNonce ?? BigInt(Date.now()) * 1000n + salt++;
+    const hash = await wallet.writeContract({
+      address: SAFE_V141_ADDRESSES.safeProxyFactory,
+      abi: FACTORY_ABI,
+      functionName: 'createProxyWithNonce',
+      args: [SAFE_V141_ADDRESSES.safe, initializer, saltNonce],
+    });
+    const receipt = await mined(hash);
+    let proxy: Address | undefined;
+    for (const log of receipt.logs) {
+      if (getAddress(log.address) !== SAFE_V141_ADDRESSES.safeProxyFactory) continue;
+      try {
+        const ev = decodeEventLog({ abi: FACTORY_ABI, data: log.data, topics: log.topics });
+        if (ev.eventName === 'ProxyCreation') proxy = getAddress(ev.args.proxy);
+      } catch {
+        // not ProxyCreation
+      }
+    }
+    if (!proxy) throw new Error('ProxyCreation event missing');
+    if (o.balance) await testClient.setBalance({ address: proxy, value: o.balance });
+    return proxy;
+  };
+
+  const deployToken = async (owner: Address, tokenOptions: TestTokenOptions = {}): Promise<Address> => {
+    const receipt = await mined(await wallet.sendTransaction({ data: tokenDeployData(owner, tokenOptions), gas: 1_000_000n }));
+    if (!receipt.contractAddress) throw new Error('token deployment created no contract');
+    return getAddress(receipt.contractAddress);
+  };
+
+  const setTokenBalance = async (token: Address, holder: Address, amount: bigint) => {
+    await testClient.setStorageAt({ address: token, index: balanceSlotOf(holder), value: toHex(amount, { size: 32 }) });
+  };
+
+  // 3. The default Safe: fresh owner keys (or the caller's), threshold 2 of 3.
+  const ownerKeys: Hex[] =
+    typeof options.owners === 'object' ? [...options.owners] : Array.from({ length: options.owners ?? 3 }, () => generatePrivateKey());
+  const owners = ownerKeys.map((k) => toAccount(privateKeyToAccount(k), k));
+  const threshold = options.threshold ?? 2;
+  const safeAddress = await createSafe({
+    owners: owners.map((o) => o.address),
+    threshold,
+    balance: options.safeBalance ?? 10n ** 19n,
+    saltNonce: 0n,
+  });
+
+  // 4. The test token, owned by the Safe, with a balance for the Safe set in storage.
+  const tokenAddress = await deployToken(safeAddress);
+  const tokenBalance = options.tokenBalance ?? 1_000_000_000n;
+  await setTokenBalance(tokenAddress, safeAddress, tokenBalance);
+  await testClient.setStorageAt({ address: tokenAddress, index: toHex(1n, { size: 32 }), value: toHex(tokenBalance, { size: 32 }) });
+  const tokenOwner = await publicClient.readContract({ address: tokenAddress, abi: TEST_TOKEN_ABI, functionName: 'owner' });
+
+  if (child.pid === undefined) throw new Error('anvil has no pid');
+  return {
+    rpcUrl,
+    chainId,
+    chain: `eip155:${chainId}`,
+    pid: child.pid,
+    accounts: { deployer, executor, funded },
+    safeAddresses: SAFE_V141_ADDRESSES,
+    safe: { address: safeAddress, owners, threshold },
+    token: { address: tokenAddress, symbol: 'VTT', decimals: 6, owner: getAddress(tokenOwner) },
+    createSafe,
+    deployToken,
+    setBalance: async (address, wei) => testClient.setBalance({ address, value: wei }),
+    setTokenBalance,
+    publicClient,
+    stop,
+  };
+}
+
+/** Safe.setup calldata: owners, threshold, the compatibility fallback handler, no payment. */
+export function encodeSetup(owners: readonly Address[], threshold: number): Hex {
+  return encodeFunctionData({
+    abi: SETUP_ABI,
+    functionName: 'setup',
+    args: [owners, BigInt(threshold), zeroAddress, '0x', SAFE_V141_ADDRESSES.compatibilityFallbackHandler, zeroAddress, 0n, zeroAddress],
+  });
+}

@@ -1,0 +1,43 @@
+/**
+ * @module @vault/driver-evm-safe
+ * The keyless EVM ChainDriver over a Safe v1.4.1 multi-owner contract: chain params (chain id,
+ * Safe nonce), guard facts (code, token symbol, burned token owner), the SafeTx payload whose
+ * digest is the EIP-712 safeTxHash, assembly of owner signatures sorted by owner, submission of
+ * execTransaction through a gas-paying executor (an injected viem account or an external
+ * relayer), confirmation by receipt and the Safe's ExecutionSuccess / ExecutionFailure events,
+ * balances and the Safe's owners, threshold and nonce. The signing half is
+ * `@vault/driver-evm-safe/signer`; the local chain is `@vault/driver-evm-safe/devnet`.
+ */
+export {
+  BURNED_OWNERS,
+  ERC20_ABI,
+  SAFE_REVERT_CODES,
+  createEvmSafeDriver,
+  decodeSymbol,
+  revertReason,
+  type EvmChainConfig,
+  type EvmExecutor,
+  type EvmSafeDriver,
+  type EvmSafeDriverOptions,
+} from './driver.js';
+export {
+  SAFE_ABI,
+  SAFE_BLOB_FORMAT,
+  SAFE_SIGNATURE_ENCODING,
+  SAFE_TX_FORMAT,
+  SAFE_TX_TYPES,
+  ZERO_ADDRESS,
+  checkedPayload,
+  compareAddresses,
+  encodeExecTransaction,
+  parseSafeBlob,
+  parseSafePayload,
+  payloadDigest,
+  safeTxHash,
+  type SafeBlob,
+  type SafePayload,
+  type SafePayloadOp,
+  type SafeTx,
+} from './safe-tx.js';
+export { EVM_FAMILY, chainIdOf, evmAddressProblem } from './chains.js';
+export { compressPublicKey, publicKeyToEvmAddress, recoverEvmAddress } from './secp256k1.js';
