@@ -1,0 +1,455 @@
+/**
+ * @module driver
+ * The keyless half: Horizon reads, deterministic building, assembly with real signature checks,
+ * submission and confirmation. One HorizonClient (URL + fetch) per chain.
+ */
+import { StrKey, TransactionBuilder, xdr } from '@stellar/stellar-base';
+import {
+  ContributionSchema,
+  DriverRegistryError,
+  NotFoundError,
+  RefusedError,
+  TransportError,
+  ValidationError,
+  defineChainDriver,
+  fromHex,
+  verifyEd25519,
+  type AddressCheck,
+  type AssembleResult,
+  type Balance,
+  type BuildInput,
+  type BuiltPayload,
+  type ChainDriver,
+  type ChainParams,
+  type ChainProtectFacts,
+  type ConfirmResult,
+  type Contribution,
+  type ControlState,
+  type NormalizedIntent,
+  type SubmitResult,
+  type WalletDescriptor,
+} from '@vault/sdk';
+import { addressProblem, hintOf } from './address.js';
+import { buildTransaction, assetOfIntent, STELLAR_OPERATIONS } from './build.js';
+import { NATIVE_SYMBOL, STELLAR_DECIMALS, STELLAR_FAMILY, STELLAR_SIGNATURE_ENCODING } from './constants.js';
+import { HorizonClient, issuerLocked, parseAccount, problemExtras, type AccountFacts, type FetchLike } from './horizon.js';
+import { hex, openPayload } from './payload.js';
+import { primaryCode, resultCodesOfXdr, type ResultCodes } from './result-codes.js';
+
+export interface StellarChainConfig {
+  /** Horizon base URL, e.g. https://horizon-testnet.stellar.org or the devnet's URL. */
+  horizonUrl: string;
+  /** The network passphrase; part of every transaction hash. */
+  networkPassphrase: string;
+  /** Seconds a built transaction stays valid: max_time = now + this. Default 300. */
+  txTimeoutSeconds?: number;
+  /** Fetch for this chain only (default: the driver's, then globalThis.fetch). */
+  fetch?: FetchLike;
+  /** After a 504 from POST /transactions: how many times to look the hash up, and the pause. Defaults 5 and 500 ms. */
+  timeoutPolls?: number;
+  timeoutPollIntervalMs?: number;
+}
+
+export interface StellarDriverOptions {
+  /** Chains served, each with its own Horizon and passphrase (e.g. `stellar:testnet`). */
+  chains: Record<string, StellarChainConfig>;
+  fetch?: FetchLike;
+  /** Clock in Unix seconds (default Date.now). */
+  now?: () => number;
+  name?: string;
+}
+
+/** Codes after which the very same signed blob may still succeed if submitted again later. */
+const RETRIABLE = new Set(['tx_too_early', 'tx_insufficient_fee', 'tx_insufficient_balance']);
+
+export type StellarDriver = ChainDriver & {
+  readonly family: 'stellar';
+  readonly paramsKind: 'stellar';
+  /** The account as Horizon reports it, or null when it does not exist. */
+  account(chain: string, address: string): Promise<AccountFacts | null>;
+  /** Whether an issuer can still sign a payment (false when merged or locked). */
+  issuerState(chain: string, issuer: string): Promise<{ exists: boolean; locked: boolean; flags: AccountFacts['flags'] | null }>;
+};
+
+interface Served {
+  chain: string;
+  config: StellarChainConfig;
+  horizon: HorizonClient;
+}
+
+/**
+ * Creates the Stellar ChainDriver.
+ *
+ * @example
+ * const driver = createStellarDriver({
+ *   chains: { 'stellar:testnet': { horizonUrl: 'https://horizon-testnet.stellar.org', networkPassphrase: STELLAR_NETWORKS['stellar:testnet'] } },
+ * })
+ * const params = await driver.fetchParams(wallet)
+ */
+export function createStellarDriver(options: StellarDriverOptions): StellarDriver {
+  const name = options.name ?? '@vault/driver-stellar';
+  const now = options.now ?? (() => Math.floor(Date.now() / 1000));
+  const served = new Map<string, Served>();
+  for (const [chain, config] of Object.entries(options.chains)) {
+    if (!chain.startsWith(`${STELLAR_FAMILY}:`)) throw new DriverRegistryError('invalid_driver', `${name}: ${chain} is not a stellar:* chain`);
+    if (typeof config.horizonUrl !== 'string' || !/^https?:\/\//.test(config.horizonUrl)) {
+      throw new DriverRegistryError('invalid_driver', `${name}: ${chain}.horizonUrl must be an http(s) URL`);
+    }
+    if (typeof config.networkPassphrase !== 'string' || config.networkPassphrase === '') {
+      throw new DriverRegistryError('invalid_driver', `${name}: ${chain}.networkPassphrase is required`);
+    }
+    const fetchFn = config.fetch ?? options.fetch ?? (globalThis.fetch as unknown as FetchLike);
+    served.set(chain, { chain, config, horizon: new HorizonClient(config.horizonUrl, fetchFn, chain) });
+  }
+  const chains = Object.freeze([...served.keys()]);
+  const checkedNetwork = new Set<string>();
+
+  const serve = (chain: string): Served => {
+    const s = served.get(chain);
+    if (!s) throw new DriverRegistryError('unknown_chain', `${name} does not serve chain ${JSON.stringify(chain)} (serves ${chains.join(', ')})`);
+    return s;
+  };
+
+  const multisig = (wallet: WalletDescriptor) => {
+    const s = serve(wallet.chain);
+    if (wallet.control.kind !== 'native_multisig') {
+      throw new ValidationError('wallet', [{ path: 'control.kind', message: 'Stellar wallets are native_multisig accounts' }]);
+    }
+    const problem = addressProblem(wallet.control.address, ['account']);
+    if (problem) throw new ValidationError('wallet', [{ path: 'control.address', message: problem }]);
+    return { ...s, control: wallet.control };
+  };
+
+  /** Refuses a Horizon whose network passphrase differs from the configured one (checked once per chain). */
+  const ensureNetwork = async (s: Served): Promise<void> => {
+    if (checkedNetwork.has(s.chain)) return;
+    const root = await s.horizon.get('/');
+    const passphrase = (root.body as Record<string, unknown> | null)?.['network_passphrase'];
+    if (root.status === 200 && typeof passphrase === 'string' && passphrase !== s.config.networkPassphrase) {
+      throw new RefusedError(`Horizon at ${s.config.horizonUrl} serves "${passphrase}", but ${s.chain} is configured for "${s.config.networkPassphrase}"`, {
+        data: { reason: 'network_mismatch', chain: s.chain },
+      });
+    }
+    if (root.status === 200) checkedNetwork.add(s.chain);
+  };
+
+  const readAccount = async (s: Served, address: string): Promise<AccountFacts | null> => {
+    const reply = await s.horizon.get(`/accounts/${encodeURIComponent(address)}`);
+    if (reply.status === 404) return null;
+    if (reply.status !== 200) throw new TransportError(`Horizon ${s.chain}: GET /accounts/${address} answered ${reply.status}`, { data: { chain: s.chain, status: reply.status } });
+    try {
+      return parseAccount(reply.body);
+    } catch (cause) {
+      throw new TransportError(`Horizon ${s.chain}: unexpected account resource for ${address}`, { cause, data: { chain: s.chain } });
+    }
+  };
+
+  const mustAccount = async (s: Served, address: string): Promise<AccountFacts> => {
+    const account = await readAccount(s, address);
+    if (!account) throw new NotFoundError('account', address, { data: { chain: s.chain } });
+    return account;
+  };
+
+  const driver: StellarDriver = {
+    name,
+    family: STELLAR_FAMILY,
+    chains,
+    paramsKind: 'stellar',
+    operations: Object.freeze([...STELLAR_OPERATIONS]),
+
+    validateAddress(chain: string, address: string): AddressCheck {
+      if (!served.has(chain)) return { valid: false, reason: `${name} does not serve chain ${chain}` };
+      const problem = addressProblem(address);
+      return problem ? { valid: false, reason: problem } : { valid: true, normalized: address };
+    },
+
+    // StrKeys carry no network: the same G… address is valid on pubnet, testnet and any devnet.
+    networkOf: () => null,
+
+    async fetchParams(wallet: WalletDescriptor): Promise<ChainParams> {
+      const s = multisig(wallet);
+      await ensureNetwork(s);
+      const account = await mustAccount(s, s.control.address);
+      const mismatch = controlMismatch(account, wallet);
+      if (mismatch) {
+        throw new RefusedError(`the ledger's control of ${s.control.address} does not match wallet ${wallet.wallet}: ${mismatch}`, {
+          data: { reason: 'control_mismatch', chain: s.chain },
+        });
+      }
+      const fees = await s.horizon.get('/fee_stats');
+      if (fees.status !== 200) throw new TransportError(`Horizon ${s.chain}: GET /fee_stats answered ${fees.status}`, { data: { chain: s.chain } });
+      const base = Number((fees.body as Record<string, unknown> | null)?.['last_ledger_base_fee'] ?? 100);
+      return {
+        kind: 'stellar',
+        // Always the string form: sequences are ledger << 32 and exceed 2^53.
+        sequence: (account.sequence + 1n).toString(),
+        base_fee_stroops: Number.isInteger(base) && base > 100 ? Math.min(base, 100_000_000) : 100,
+        max_time: now() + (s.config.txTimeoutSeconds ?? 300),
+      };
+    },
+
+    async fetchProtectInputs(intent: NormalizedIntent, wallet: WalletDescriptor): Promise<ChainProtectFacts> {
+      const s = serve(wallet.chain);
+      let asset: ReturnType<typeof assetOfIntent> = null;
+      try {
+        asset = assetOfIntent(intent);
+      } catch {
+        asset = null; // a malformed asset is refused by buildPayload; nothing to read here
+      }
+      if (asset === null) return { evm_code: [], onchain_symbol: null, token_owner_burned: false };
+      const issuer = await readAccount(s, asset.getIssuer());
+      // Stellar asset codes are the asset's identity, not a separate on-chain symbol: nothing to compare.
+      return { evm_code: [], onchain_symbol: null, token_owner_burned: issuer === null || issuerLocked(issuer) };
+    },
+
+    buildPayload({ intent, wallet, params }: BuildInput): BuiltPayload {
+      const s = multisig(wallet);
+      if (params.kind !== 'stellar') {
+        throw new ValidationError('params', [{ path: 'kind', message: `the Stellar driver takes stellar params, got ${params.kind}` }]);
+      }
+      const built = buildTransaction({
+        intent,
+        chain: s.chain,
+        networkPassphrase: s.config.networkPassphrase,
+        source: s.control.address,
+        sequence: BigInt(params.sequence),
+        baseFee: params.base_fee_stroops,
+        maxTime: params.max_time,
+      });
+      return { payload: built.payload, digest: built.digest, summary: built.summary };
+    },
+
+    assemble(built: BuiltPayload, contributions: readonly Contribution[], wallet: WalletDescriptor): AssembleResult {
+      const s = multisig(wallet);
+      const { payload } = openPayload(built);
+      if (payload.chain !== wallet.chain || payload.network_passphrase !== s.config.networkPassphrase) {
+        throw new ValidationError('built', [{ path: 'payload.network_passphrase', message: `payload is for ${payload.chain}, not the configured ${wallet.chain}` }]);
+      }
+      if (payload.source !== s.control.address) {
+        throw new ValidationError('built', [{ path: 'payload.source', message: `payload is for ${payload.source}, not wallet ${s.control.address}` }]);
+      }
+      const hash = fromHex(built.digest, 'built.digest', 32);
+      const weights = new Map(s.control.signers.map((m) => [m.address, m.weight]));
+      const counted = new Map<string, { weight: number; hint: Buffer; signature: Buffer }>();
+      const invalid: { address: string; reason: string }[] = [];
+      for (const raw of contributions) {
+        const parsed = ContributionSchema.safeParse(raw);
+        const address = typeof (raw as { signer_address?: unknown })?.signer_address === 'string' ? (raw as Contribution).signer_address : '(unknown)';
+        if (!parsed.success) {
+          invalid.push({ address, reason: 'contribution is malformed' });
+          continue;
+        }
+        const reason = contributionProblem(parsed.data, hash, weights, counted);
+        if (reason) {
+          invalid.push({ address, reason });
+          continue;
+        }
+        const c = parsed.data;
+        counted.set(c.signer_address, {
+          weight: weights.get(c.signer_address) as number,
+          hint: Buffer.from(hintOf(fromHex(c.public_key.hex, 'public_key', 32)), 'hex'),
+          signature: Buffer.from(c.signature.hex, 'hex'),
+        });
+      }
+      // The vault's quorum is the weight the wallet's low and medium thresholds demand (fetchParams
+      // refuses accounts where they differ), so it is what every class this driver builds needs.
+      const required = s.control.quorum;
+      // stellar-core walks the signatures in envelope order and stops at the threshold; any signature
+      // it did not need fails the whole transaction as tx_bad_auth_extra. So: heaviest first, stop
+      // as soon as the threshold is reached, and never attach more.
+      // `weight` reports every valid contribution collected; the blob carries only the subset used.
+      const ordered = [...counted.entries()].sort(([a, x], [b, y]) => y.weight - x.weight || (a < b ? -1 : a > b ? 1 : 0));
+      const chosen: typeof ordered = [];
+      let attached = 0;
+      for (const entry of ordered) {
+        if (attached >= required) break;
+        chosen.push(entry);
+        attached += Math.min(entry[1].weight, 255);
+      }
+      const weight = ordered.reduce((sum, [, c]) => sum + Math.min(c.weight, 255), 0);
+      if (attached < required) {
+        return {
+          ok: false,
+          reason: 'short_of_quorum',
+          weight,
+          quorum: required,
+          missing: s.control.signers.filter((m) => !counted.has(m.address)).map((m) => ({ address: m.address, weight: m.weight })),
+          invalid,
+        };
+      }
+      const env = xdr.TransactionEnvelope.fromXDR(payload.tx_xdr, 'base64');
+      const v1 = env.v1();
+      v1.signatures(chosen.map(([, c]) => new xdr.DecoratedSignature({ hint: c.hint, signature: c.signature })));
+      return { ok: true, blob: env.toXDR('base64'), txHash: built.digest, weight, quorum: required };
+    },
+
+    async submit(chain: string, blob: string): Promise<SubmitResult> {
+      const s = serve(chain);
+      let txHash: string;
+      try {
+        txHash = hex(TransactionBuilder.fromXDR(blob, s.config.networkPassphrase).hash());
+      } catch (cause) {
+        throw new ValidationError('blob', [{ path: '', message: 'blob is not a base64 TransactionEnvelope' }], { cause });
+      }
+      const reply = await s.horizon.postTransaction(blob);
+      if (reply.status === 200) return { status: 'submitted', txHash, code: 'tx_success' };
+      if (reply.status === 504) {
+        // Horizon gave up waiting, not the ledger: look the hash up before calling it anything.
+        const polls = s.config.timeoutPolls ?? 5;
+        for (let i = 0; i < polls; i++) {
+          const found = await s.horizon.get(`/transactions/${txHash}`);
+          if (found.status === 200) {
+            const rec = found.body as Record<string, unknown>;
+            if (rec['successful'] === true) return { status: 'submitted', txHash, code: 'tx_success' };
+            const codes = resultCodesOfXdr(String(rec['result_xdr'] ?? ''));
+            const code = codes ? primaryCode(codes) : 'tx_failed';
+            return { status: 'rejected', txHash, code, message: `applied but failed: ${describe(codes)}`, retriable: false };
+          }
+          if (i + 1 < polls) await new Promise((r) => setTimeout(r, s.config.timeoutPollIntervalMs ?? 500));
+        }
+        return { status: 'submitted', txHash, code: 'tx_pending', message: 'Horizon answered 504 (timeout); the ledger may still include it: confirm decides' };
+      }
+      const extras = problemExtras(reply.body);
+      const codes: ResultCodes | null = extras.resultCodes ?? (extras.resultXdr ? resultCodesOfXdr(extras.resultXdr) : null);
+      if (reply.status === 400 && codes) {
+        const code = primaryCode(codes);
+        return { status: 'rejected', txHash, code, message: `Horizon rejected the transaction: ${describe(codes)}`, retriable: RETRIABLE.has(codes.transaction) };
+      }
+      if (reply.status >= 400 && reply.status < 500 && reply.status !== 429) {
+        const type = String((reply.body as Record<string, unknown> | null)?.['type'] ?? `http_${reply.status}`);
+        return { status: 'rejected', txHash, code: type.replace(/^.*\//, ''), message: `Horizon answered ${reply.status}: ${type}`, retriable: false };
+      }
+      throw new TransportError(`Horizon ${chain}: POST /transactions answered ${reply.status}`, { data: { chain, status: reply.status } });
+    },
+
+    async confirm(chain: string, txHash: string, built: BuiltPayload): Promise<ConfirmResult> {
+      const s = serve(chain);
+      const { payload, tx } = openPayload(built);
+      const lookup = async () => s.horizon.get(`/transactions/${encodeURIComponent(txHash)}`);
+      let found = await lookup();
+      if (found.status === 200) return recorded(txHash, found.body);
+      if (found.status !== 404) throw new TransportError(`Horizon ${chain}: GET /transactions/${txHash} answered ${found.status}`, { data: { chain } });
+      const maxTime = Number(tx.timeBounds?.maxTime ?? 0);
+      const root = await s.horizon.get('/');
+      const closedAt = Date.parse(String((root.body as Record<string, unknown> | null)?.['history_latest_ledger_closed_at'] ?? ''));
+      const ledgerTime = Number.isFinite(closedAt) ? Math.floor(closedAt / 1000) : now();
+      if (maxTime !== 0 && ledgerTime > maxTime) {
+        found = await lookup();
+        if (found.status === 200) return recorded(txHash, found.body);
+        return { status: 'failed', txHash, code: 'tx_too_late', message: `not in any ledger, and the ledger closed at ${ledgerTime}, past max_time ${maxTime}`, dead: true };
+      }
+      const account = await readAccount(s, payload.source);
+      if (account && account.sequence >= BigInt(payload.sequence)) {
+        found = await lookup(); // the ledger that consumed the sequence may have just been ingested
+        if (found.status === 200) return recorded(txHash, found.body);
+        return { status: 'failed', txHash, code: 'tx_bad_seq', message: `sequence ${payload.sequence} was consumed by another transaction`, dead: true };
+      }
+      return { status: 'pending', txHash };
+    },
+
+    async balances(wallet: WalletDescriptor): Promise<Balance[]> {
+      const s = multisig(wallet);
+      const account = await mustAccount(s, s.control.address);
+      return account.balances.map((b) => {
+        const out: Balance = {
+          asset: b.asset,
+          symbol: b.assetType === 'native' ? NATIVE_SYMBOL : b.assetType === 'liquidity_pool_shares' ? 'POOL-SHARES' : (b.code as string),
+          amount: b.amount.toString(),
+          decimals: STELLAR_DECIMALS,
+        };
+        if (b.authorized !== null) {
+          out.flags = {
+            authorized: b.authorized,
+            authorized_to_maintain_liabilities: b.authorizedToMaintainLiabilities === true,
+            clawback_enabled: b.clawbackEnabled === true,
+          };
+        }
+        return out;
+      });
+    },
+
+    async controlState(wallet: WalletDescriptor): Promise<ControlState> {
+      const s = multisig(wallet);
+      const account = await mustAccount(s, s.control.address);
+      return {
+        address: account.id,
+        members: account.signers.filter((x) => x.weight > 0).map((x) => ({ address: x.key, weight: x.weight })),
+        quorum: account.thresholds.med,
+        masterKeyEnabled: account.masterWeight > 0,
+        extra: {
+          thresholds: account.thresholds,
+          master_weight: account.masterWeight,
+          flags: account.flags,
+          sequence: account.sequence.toString(),
+          signer_types: [...new Set(account.signers.map((x) => x.type))],
+        },
+      };
+    },
+
+    async account(chain: string, address: string) {
+      return readAccount(serve(chain), address);
+    },
+
+    async issuerState(chain: string, issuer: string) {
+      const account = await readAccount(serve(chain), issuer);
+      if (!account) return { exists: false, locked: true, flags: null };
+      return { exists: true, locked: issuerLocked(account), flags: account.flags };
+    },
+  };
+  return defineChainDriver(driver);
+}
+
+function describe(codes: ResultCodes | null): string {
+  if (!codes) return 'no result codes';
+  return codes.operations?.length ? `${codes.transaction} (operations: ${codes.operations.join(', ')})` : codes.transaction;
+}
+
+function recorded(txHash: string, body: unknown): ConfirmResult {
+  const rec = (body ?? {}) as Record<string, unknown>;
+  const ledger = typeof rec['ledger'] === 'number' ? rec['ledger'] : undefined;
+  if (rec['successful'] === true) return { status: 'confirmed', txHash, code: 'tx_success', ...(ledger !== undefined ? { ledger } : {}) };
+  const codes = resultCodesOfXdr(String(rec['result_xdr'] ?? ''));
+  return { status: 'failed', txHash, code: codes ? primaryCode(codes) : 'tx_failed', message: `included in ledger ${ledger ?? '?'} but failed: ${describe(codes)}`, dead: true };
+}
+
+/** Why the ledger's control differs from the descriptor, or null when they agree. */
+export function controlMismatch(account: AccountFacts, wallet: WalletDescriptor): string | null {
+  if (wallet.control.kind !== 'native_multisig') return 'not a native_multisig wallet';
+  const { signers, quorum } = wallet.control;
+  const onLedger = account.signers.filter((x) => x.weight > 0);
+  const other = onLedger.find((x) => x.type !== 'ed25519_public_key');
+  if (other) return `signer ${other.key} is a ${other.type}, which the driver does not model`;
+  const want = new Map(signers.map((m) => [m.address, m.weight]));
+  for (const x of onLedger) {
+    if (!want.has(x.key)) return `${x.key} (weight ${x.weight}) signs on the ledger but is not in the descriptor`;
+    if (want.get(x.key) !== x.weight) return `${x.key} has weight ${x.weight} on the ledger, ${want.get(x.key)} in the descriptor`;
+  }
+  for (const m of signers) if (!onLedger.some((x) => x.key === m.address)) return `${m.address} is in the descriptor but not a signer on the ledger`;
+  const t = account.thresholds;
+  if (t.med !== quorum || t.low !== quorum) {
+    return `thresholds low ${t.low} / medium ${t.med} must both equal the quorum ${quorum} (so every operation class needs exactly the quorum)`;
+  }
+  return null;
+}
+
+/** Why a well-formed contribution does not count, or null when it does. */
+function contributionProblem(
+  c: Contribution,
+  hash: Uint8Array,
+  weights: ReadonlyMap<string, number>,
+  counted: ReadonlyMap<string, unknown>,
+): string | null {
+  if (!weights.has(c.signer_address)) return 'not a member of the wallet';
+  if (counted.has(c.signer_address)) return 'member already contributed';
+  if (c.public_key.curve !== 'ed25519') return `curve ${c.public_key.curve} is not ed25519`;
+  if (c.signature.encoding !== STELLAR_SIGNATURE_ENCODING) return `signature encoding ${c.signature.encoding} is not ${STELLAR_SIGNATURE_ENCODING}`;
+  if (c.public_key.hex.length !== 64) return 'public key is not 32 bytes';
+  if (c.signature.hex.length !== 128) return 'signature is not 64 bytes';
+  const publicKey = fromHex(c.public_key.hex, 'public_key', 32);
+  if (StrKey.encodeEd25519PublicKey(Buffer.from(publicKey)) !== c.signer_address) return 'public key does not control signer_address';
+  const hint = (c.signature as { hint?: unknown }).hint;
+  // Hint first, as stellar-core does; then the bytes, which are what actually count.
+  if (hint !== undefined && hint !== hintOf(publicKey)) return 'signature hint is not the last 4 bytes of the public key';
+  if (!verifyEd25519(fromHex(c.signature.hex, 'signature', 64), hash, publicKey)) return 'signature does not verify against the transaction hash';
+  return null;
+}
