@@ -263,7 +263,9 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
           driver.buildPayload({ intent: intentOf(f, overrides), wallet: f.wallet, params }).digest;
         const base = digest({});
         expect(digest({ amount: (BigInt(f.amount) + 1n).toString() }), 'amount + 1 must change the digest').not.toBe(base);
-        const other = f.members.find((m) => m.address !== f.destination)?.address;
+        // A member that is the wallet's own account (its master key) cannot be a destination.
+        const walletAddress = f.wallet.control.kind === 'native_multisig' ? f.wallet.control.address : f.wallet.control.safe;
+        const other = f.members.find((m) => m.address !== f.destination && m.address !== walletAddress)?.address;
         if (other) expect(digest({ destination: other }), 'another destination must change the digest').not.toBe(base);
       },
     },

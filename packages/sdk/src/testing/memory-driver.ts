@@ -9,6 +9,7 @@
  * model: account `sequence`, `base_fee_drops` (the fee in minor units), `last_ledger_sequence`
  * (the payload's expiry ledger) and `network_id` (always null).
  */
+import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { canonicalize } from '../canonical.js';
 import { ed25519PublicKey, generateEd25519KeyPair, signEd25519, verifyEd25519 } from '../ed25519.js';
 import { fromHex, sha256Hex, toHex } from '../encoding.js';
@@ -350,16 +351,40 @@ export function createMemorySigner(options: MemorySignerOptions = {}): MemorySig
 }
 
 /**
- * A software ed25519 SigningKey for tests and examples. The secret stays in the closure; nothing
- * reads it back. Never use it for real funds.
+ * A software SigningKey (ed25519 by default, or secp256k1) for tests and examples, following the
+ * SigningKey contract: ed25519 signs the message; secp256k1 signs a 32-byte digest and returns
+ * `r || s || recovery` with low s. The secret stays in the closure; nothing reads it back. Never
+ * use it for real funds.
  *
  * @example
  * const key = createSoftwareKey()
  * const sig = await key.sign(new Uint8Array(32))
+ * const evmKey = createSoftwareKey(undefined, 'secp256k1')
  */
-export function createSoftwareKey(secretKey?: Uint8Array): SigningKey {
+export function createSoftwareKey(secretKey?: Uint8Array, curve: Curve = 'ed25519'): SigningKey {
   if (secretKey !== undefined && secretKey.length !== 32) {
-    throw new ValidationError('secretKey', [{ path: '', message: 'an ed25519 secret key is 32 bytes' }]);
+    throw new ValidationError('secretKey', [{ path: '', message: `a ${curve} secret key is 32 bytes` }]);
+  }
+  if (curve === 'secp256k1') {
+    const sk = secretKey ? Uint8Array.from(secretKey) : secp256k1.utils.randomSecretKey();
+    const publicKey = secp256k1.getPublicKey(sk, true);
+    return Object.freeze({
+      curve: 'secp256k1' as const,
+      get publicKey() {
+        return Uint8Array.from(publicKey);
+      },
+      sign: async (digest: Uint8Array) => {
+        if (digest.length !== 32) {
+          throw new ValidationError('message', [{ path: '', message: 'secp256k1 signs a 32-byte digest' }]);
+        }
+        // noble's "recovered" form is recovery || r || s; the SigningKey contract is r || s || recovery.
+        const rec = secp256k1.sign(digest, sk, { prehash: false, lowS: true, format: 'recovered' });
+        const out = new Uint8Array(65);
+        out.set(rec.subarray(1), 0);
+        out[64] = rec[0] as number;
+        return out;
+      },
+    });
   }
   const sk = secretKey ? Uint8Array.from(secretKey) : generateEd25519KeyPair().secretKey;
   const publicKey = ed25519PublicKey(sk);

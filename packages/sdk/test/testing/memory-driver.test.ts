@@ -395,3 +395,23 @@ describe('the conformance suite catches broken drivers', () => {
     expect(checks.filter((c) => !c.enabled).map((c) => c.group)).toEqual(['submit', 'submit']);
   });
 });
+
+describe('createSoftwareKey secp256k1', () => {
+  it('signs a 32-byte digest as r || s || recovery with low s, recoverable to its public key', async () => {
+    const { secp256k1 } = await import('@noble/curves/secp256k1.js');
+    const key = createSoftwareKey(new Uint8Array(32).fill(5), 'secp256k1');
+    expect(key.curve).toBe('secp256k1');
+    expect(key.publicKey).toHaveLength(33);
+    const digest = new Uint8Array(32).fill(7);
+    const sig = await key.sign(digest);
+    expect(sig).toHaveLength(65);
+    const parsed = new secp256k1.Signature(
+      BigInt(`0x${Buffer.from(sig.subarray(0, 32)).toString('hex')}`),
+      BigInt(`0x${Buffer.from(sig.subarray(32, 64)).toString('hex')}`),
+      sig[64],
+    );
+    expect(parsed.hasHighS()).toBe(false);
+    expect(Buffer.from(parsed.recoverPublicKey(digest).toBytes(true))).toEqual(Buffer.from(key.publicKey));
+    await expect(key.sign(new Uint8Array(31))).rejects.toThrow(/32-byte digest/);
+  });
+});

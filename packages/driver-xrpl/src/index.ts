@@ -1,0 +1,21 @@
+/**
+ * @module @vault/driver-xrpl
+ * The XRPL-family ChainDriver (native multisig) for the vault toolkit: keyless building, assembly,
+ * submission, confirmation and reads over JSON-RPC. The signing half is `@vault/driver-xrpl/signer`;
+ * the local ledger is `@vault/driver-xrpl/devnet`.
+ */
+export { confirmUntilFinal, createXrplDriver, tickerOf, type XrplChainConfig, type XrplChainParams, type XrplDriver, type XrplDriverOptions, type XrplIssuerFacts } from './driver.js';
+export { buildTransaction, memosOf, resolveAsset, resolveDestination, signingHash, type TxJson, type XrplAsset, type XrplPayload } from './build.js';
+export { assembleMultisig, contributionProblem, ledgerPublicKey, multisigningData, payloadOf, signersArray } from './multisig.js';
+export { classifySubmit, parseTxResult, resultClass, type ParsedTx, type ResultClass } from './results.js';
+export { rpcCall, rpcError, type FetchLike, type RpcResult, type XrplTransport } from './rpc.js';
+export {
+  compareAccountIds,
+  currencyName,
+  minorUnitsToValue,
+  mptIssuanceId,
+  parseMptIssuanceId,
+  sha512Half,
+  toCurrencyCode,
+} from './util.js';
+export * from './constants.js';
