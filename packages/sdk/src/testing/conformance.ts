@@ -71,9 +71,27 @@ export interface ConformanceOptions {
   confirmIntervalMs?: number;
   /** Per-check timeout for describeChainDriver. Default 30 s. */
   timeoutMs?: number;
+  /**
+   * One case per operation the driver builds, executed end to end (build, sign at quorum,
+   * assemble, submit, confirm) and checked through the independent reader. When given, the suite
+   * also requires a case for every operation in `driver.operations`.
+   */
+  operations?: readonly OperationCase[];
 }
 
-export type ConformanceGroup = 'registry' | 'address' | 'params' | 'build' | 'sign' | 'assemble' | 'submit' | 'reads';
+/** An operation executed end to end by the suite and verified without the driver. */
+export interface OperationCase {
+  /** Shown in the test name, e.g. `IOU transfer` or `mpt_create`. */
+  name: string;
+  /** State this case needs (a wallet able to do it). Default: the suite's `setup`. */
+  setup?: () => Promise<ConformanceFixture>;
+  /** The intent to execute; `wallet` is filled from the fixture. */
+  intent: (f: ConformanceFixture) => Omit<IntentRequest, 'wallet'>;
+  /** Reads the ledger independently after confirmation and asserts the operation's effect. */
+  verify: (f: ConformanceFixture, confirmed: Extract<ConfirmResult, { status: 'confirmed' }>) => Promise<void>;
+}
+
+export type ConformanceGroup = 'registry' | 'address' | 'params' | 'build' | 'sign' | 'assemble' | 'submit' | 'reads' | 'operations';
 
 export interface ConformanceCheck {
   name: string;
@@ -110,8 +128,8 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
   const attempts = options.confirmAttempts ?? 30;
   const intervalMs = options.confirmIntervalMs ?? 200;
 
-  const fixture = async () => {
-    const f = await options.setup();
+  const fixture = async (setup: () => Promise<ConformanceFixture> = options.setup) => {
+    const f = await setup();
     expect(driver.chains, 'fixture.chain must be a chain the driver serves').toContain(f.chain);
     expect(f.wallet.chain, 'fixture.wallet.chain must equal fixture.chain').toBe(f.chain);
     const { members, quorum } = walletMembers(f.wallet);
@@ -455,9 +473,50 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
     },
   ];
 
+  const cases = options.operations ?? [];
+  if (cases.length > 0) {
+    checks.push({
+      group: 'operations',
+      name: 'every operation the driver lists has an end-to-end case',
+      run: async () => {
+        const covered = new Set<string>();
+        for (const c of cases) {
+          const f = await fixture(c.setup);
+          covered.add(normalizeIntent({ wallet: f.wallet.wallet, ...c.intent(f) }).operation.op);
+        }
+        expect([...driver.operations].filter((op) => !covered.has(op)), 'operations without a case').toEqual([]);
+      },
+    });
+  }
+  for (const c of cases) {
+    checks.push({
+      group: 'operations',
+      name: `operation ${c.name}: executes at quorum and the independent reader sees its effect`,
+      run: async () => {
+        const f = await fixture(c.setup);
+        const intent = normalizeIntent({ wallet: f.wallet.wallet, ...c.intent(f) });
+        expect(driver.operations, `driver.operations must list ${intent.operation.op}`).toContain(intent.operation.op);
+        const params = await driver.fetchParams(f.wallet);
+        const built = driver.buildPayload({ intent, wallet: f.wallet, params });
+        expect(driver.buildPayload({ intent, wallet: f.wallet, params }).digest, 'buildPayload must be deterministic').toBe(built.digest);
+        const contributions = await Promise.all(quorumSet(f).map((i) => sign(f, built, i)));
+        const result = driver.assemble(built, contributions, f.wallet);
+        expect(result, 'assemble at quorum').toMatchObject({ ok: true });
+        if (!result.ok) return;
+        const submitted = await driver.submit(f.chain, result.blob);
+        expect(submitted, `submit: ${'message' in submitted ? submitted.message : ''}`).toMatchObject({ status: 'submitted' });
+        const done = await confirmed(f.chain, result.txHash, built);
+        expect(done, 'confirm').toMatchObject({ status: 'confirmed' });
+        if (done.status !== 'confirmed') return;
+        expect(await f.ledger.txResult(result.txHash), 'independent reader: the transaction must be applied').toMatchObject({ applied: true });
+        await c.verify(f, done);
+      },
+    });
+  }
+
   return checks.map((c) => ({
     ...c,
-    enabled: c.group === 'submit' ? caps.submit : c.group === 'reads' ? caps.reads : true,
+    enabled: c.group === 'submit' || c.group === 'operations' ? caps.submit : c.group === 'reads' ? caps.reads : true,
   }));
 }
 

@@ -12,6 +12,7 @@ export {
   type ConformanceFixture,
   type ConformanceGroup,
   type ConformanceOptions,
+  type OperationCase,
   type IndependentReader,
 } from './conformance.js';
 export {

@@ -299,6 +299,26 @@ describe('the conformance suite catches broken drivers', () => {
     return found.run();
   };
 
+  it('operation cases: a driver listing an operation without a case fails the coverage check', async () => {
+    const claimsMore = { ...driver, operations: ['transfer', 'issue'] as const } as unknown as ChainDriver;
+    const cases = [{ name: 'transfer', intent: (f: { destination: string }) => ({ destination: f.destination, amount: '5' }), verify: async () => undefined }];
+    const coverage = conformanceChecks({ ...options(claimsMore), operations: cases }).find((c) => c.name.startsWith('every operation'));
+    await expect(coverage?.run()).rejects.toThrow(/operations without a case/);
+  });
+
+  it('operation cases: a verify that sees no effect fails, and a passing case passes', async () => {
+    const failing = conformanceChecks({
+      ...options(driver),
+      operations: [{ name: 'transfer', intent: (f) => ({ destination: f.destination, amount: '5' }), verify: async (f) => expect(await f.ledger.balance(f.destination)).toBe(6n) }],
+    }).find((c) => c.name.startsWith('operation transfer'));
+    await expect(failing?.run()).rejects.toThrow();
+    const passing = conformanceChecks({
+      ...options(driver),
+      operations: [{ name: 'transfer', intent: (f) => ({ destination: f.destination, amount: '5' }), verify: async (f) => expect(await f.ledger.balance(f.destination)).toBe(5n) }],
+    }).filter((c) => c.group === 'operations');
+    for (const c of passing) await c.run();
+  });
+
   it('every check passes for the real memory driver when run as plain functions', async () => {
     for (const c of conformanceChecks(options(driver))) await c.run();
   });
