@@ -6,6 +6,9 @@ export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     environment: 'node',
+    // Tests spawn real processes and ledgers; a loaded 2-core CI machine needs headroom.
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
     globalSetup: ['test/global-setup.ts'],
     coverage: {
       provider: 'v8',

@@ -2,8 +2,8 @@
  * Test helpers: a software secp256k1 SigningKey, raw JSON-RPC reads that never go through the
  * driver (the conformance suite's IndependentReader), and fixtures on the local devnet.
  */
-import type { SigningKey, WalletDescriptor } from '@vault/sdk';
-import type { IndependentReader } from '@vault/sdk/testing';
+import type { ConfirmResult, IntentRequest, SigningKey, WalletDescriptor } from '@vault/sdk';
+import type { ConformanceFixture, IndependentReader, OperationCase } from '@vault/sdk/testing';
 import { encodeFunctionData, hexToBytes, keccak256, toBytes, toHex, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, sign } from 'viem/accounts';
 import { compressPublicKey } from '../src/secp256k1.js';
@@ -83,5 +83,32 @@ export function safeWallet(chain: string, safe: Address, keys: readonly { addres
       owners: keys.map((k, i) => ({ address: k.address, curve: 'secp256k1' as const, weight: 1, label: `owner ${i + 1}` })),
       threshold,
     },
+  };
+}
+
+/**
+ * An OperationCase whose setup also hands `intent` and `verify` some context (token, holder…).
+ * The context is kept per fixture wallet, so each setup call gets its own.
+ */
+export function opCase<T>(
+  name: string,
+  setup: () => Promise<{ fixture: ConformanceFixture; ctx: T }>,
+  intent: (f: ConformanceFixture, ctx: T) => Omit<IntentRequest, 'wallet'>,
+  verify: (f: ConformanceFixture, ctx: T, confirmed: Extract<ConfirmResult, { status: 'confirmed' }>) => Promise<void>,
+): OperationCase {
+  const contexts = new Map<string, T>();
+  const ctxOf = (f: ConformanceFixture): T => {
+    if (!contexts.has(f.wallet.wallet)) throw new Error(`no context for ${f.wallet.wallet}`);
+    return contexts.get(f.wallet.wallet) as T;
+  };
+  return {
+    name,
+    setup: async () => {
+      const { fixture, ctx } = await setup();
+      contexts.set(fixture.wallet.wallet, ctx);
+      return fixture;
+    },
+    intent: (f) => intent(f, ctxOf(f)),
+    verify: (f, confirmed) => verify(f, ctxOf(f), confirmed),
   };
 }

@@ -1,13 +1,15 @@
 /**
  * The SDK's ChainDriver conformance suite against the devnet, for a 2-of-3 wallet and a weighted
  * wallet. Outcomes are read from the devnet's ledger directly (IndependentReader), never through
- * the driver.
+ * the driver. Every wallet shape also runs every operation the driver lists (test/operation-cases.ts)
+ * end to end.
  */
 import { Keypair } from '@stellar/stellar-base';
 import { afterAll } from 'vitest';
 import { describeChainDriver, type ConformanceFixture, type IndependentReader } from '@vault/sdk/testing';
 import { startDevnet, type StellarDevnet } from '../src/devnet/index.js';
 import { CHAIN, driverFor, multisigWallet, plainAccount, signerFor } from './helpers.js';
+import { stellarOperationCases, type WalletExtras } from './operation-cases.js';
 
 // describeChainDriver registers its tests synchronously: start the devnet first (top-level await).
 const devnet: StellarDevnet = await startDevnet();
@@ -35,14 +37,14 @@ const INVALID = [
   'rN7n7otQDd6FczFgLdSqtcsAUxDkw6fzRH', // XRPL
 ];
 
-async function fixture(weights: number[], quorum: number, high?: number, masterWeight?: number): Promise<ConformanceFixture> {
-  const w = await multisigWallet(devnet, { weights, quorum, ...(high ? { high } : {}), ...(masterWeight ? { masterWeight } : {}) });
-  const destination = await plainAccount(devnet);
+async function fixture(weights: number[], quorum: number, high?: number, masterWeight?: number, extra: WalletExtras = {}): Promise<ConformanceFixture> {
+  const w = await multisigWallet(devnet, { weights, quorum, ...(high ? { high } : {}), ...(masterWeight ? { masterWeight } : {}), ...extra.wallet });
+  const destination = extra.destination ?? (await plainAccount(devnet)).publicKey();
   return {
     chain: CHAIN,
     wallet: w.wallet,
     keys: w.keys,
-    destination: destination.publicKey(),
+    destination,
     invalidAddresses: INVALID,
     fundedAmount: devnet.ledger.nativeBalance(w.address).toString(),
     ledger: reader,
@@ -56,6 +58,7 @@ describeChainDriver({
   signer,
   setup: () => fixture([1, 1, 1], 2),
   confirmIntervalMs: 20,
+  operations: stellarOperationCases(devnet, (extra) => fixture([1, 1, 1], 2, undefined, undefined, extra)),
 });
 
 describeChainDriver({
@@ -64,6 +67,7 @@ describeChainDriver({
   signer,
   setup: () => fixture([3, 2, 1], 4),
   confirmIntervalMs: 20,
+  operations: stellarOperationCases(devnet, (extra) => fixture([3, 2, 1], 4, undefined, undefined, extra)),
 });
 
 // High threshold above the quorum (signer changes need every member): payments, at medium, still
@@ -74,6 +78,7 @@ describeChainDriver({
   signer,
   setup: () => fixture([1, 1, 1, 1], 2, 4),
   confirmIntervalMs: 20,
+  operations: stellarOperationCases(devnet, (extra) => fixture([1, 1, 1, 1], 2, 4, undefined, extra)),
 });
 
 // The account's own (master) key as a weighted member after two added signers. (Listed last: the
@@ -84,4 +89,5 @@ describeChainDriver({
   signer,
   setup: () => fixture([1, 1, 2], 3, undefined, 2),
   confirmIntervalMs: 20,
+  operations: stellarOperationCases(devnet, (extra) => fixture([1, 1, 2], 3, undefined, 2, extra)),
 });

@@ -3,8 +3,8 @@
  * driver / signer pointed at it. Everything is checked later through `devnet.ledger` directly.
  */
 import { Account, Asset, Keypair, Operation, StrKey, TransactionBuilder, type xdr } from '@stellar/stellar-base';
-import { normalizeIntent, type IntentRequest, type SigningKey, type WalletDescriptor } from '@vault/sdk';
-import { createSoftwareKey } from '@vault/sdk/testing';
+import { normalizeIntent, type ConfirmResult, type IntentRequest, type SigningKey, type WalletDescriptor } from '@vault/sdk';
+import { createSoftwareKey, type ConformanceFixture, type OperationCase } from '@vault/sdk/testing';
 import { createStellarDriver, type StellarDriver } from '../src/index.js';
 import { createStellarSigner, type StellarSigner } from '../src/signer.js';
 import type { StellarDevnet } from '../src/devnet/index.js';
@@ -60,10 +60,21 @@ let n = 0;
  */
 export async function multisigWallet(
   devnet: StellarDevnet,
-  opts: { weights: number[]; quorum: number; high?: number; low?: number; flags?: number; trust?: { code: string; issuer: string }[]; masterWeight?: number },
+  opts: {
+    weights: number[];
+    quorum: number;
+    high?: number;
+    low?: number;
+    flags?: number;
+    trust?: { code: string; issuer: string }[];
+    masterWeight?: number;
+    /** Runs once the account is funded; its operations join the master-signed setup transaction (before the thresholds). */
+    prepare?: (master: Keypair) => Promise<xdr.Operation[]>;
+  },
 ): Promise<WalletSetup> {
   const master = Keypair.random();
   await devnet.fund(master.publicKey());
+  const prepared = opts.prepare ? await opts.prepare(master) : [];
   // With masterWeight, the account's own key is the last member (its entry in weights is ignored).
   const last = opts.weights.length - 1;
   const keys = opts.weights.map((_, i) => (i === last && opts.masterWeight ? createSoftwareKey(master.rawSecretKey()) : createSoftwareKey()));
@@ -74,6 +85,7 @@ export async function multisigWallet(
     .map(({ k, i }) => Operation.setOptions({ signer: { ed25519PublicKey: gOf(k), weight: weights[i] as number } }));
   if (opts.flags) ops.push(Operation.setOptions({ setFlags: opts.flags as never }));
   for (const t of opts.trust ?? []) ops.push(Operation.changeTrust({ asset: new Asset(t.code, t.issuer) }));
+  ops.push(...prepared);
   ops.push(Operation.setOptions({ masterWeight: opts.masterWeight ?? 0, lowThreshold: opts.low ?? opts.quorum, medThreshold: opts.quorum, highThreshold: opts.high ?? opts.quorum }));
   const r = await submitClassic(devnet, master.publicKey(), ops, [master]);
   if (r.status !== 200) throw new Error(`wallet setup failed: ${JSON.stringify(r.body)}`);
@@ -119,4 +131,31 @@ export async function buildSignAssemble(
   );
   const assembled = driver.assemble(built, contributions, w.wallet);
   return { params, intent, built, contributions, assembled };
+}
+
+/**
+ * An OperationCase whose setup also hands `intent` and `verify` some context (issuer, holder…).
+ * The context is kept per fixture wallet, so each setup call gets its own.
+ */
+export function opCase<T>(
+  name: string,
+  setup: () => Promise<{ fixture: ConformanceFixture; ctx: T }>,
+  intent: (f: ConformanceFixture, ctx: T) => Omit<IntentRequest, 'wallet'>,
+  verify: (f: ConformanceFixture, ctx: T, confirmed: Extract<ConfirmResult, { status: 'confirmed' }>) => Promise<void>,
+): OperationCase {
+  const contexts = new Map<string, T>();
+  const ctxOf = (f: ConformanceFixture): T => {
+    if (!contexts.has(f.wallet.wallet)) throw new Error(`no context for ${f.wallet.wallet}`);
+    return contexts.get(f.wallet.wallet) as T;
+  };
+  return {
+    name,
+    setup: async () => {
+      const { fixture, ctx } = await setup();
+      contexts.set(fixture.wallet.wallet, ctx);
+      return fixture;
+    },
+    intent: (f) => intent(f, ctxOf(f)),
+    verify: (f, confirmed) => verify(f, ctxOf(f), confirmed),
+  };
 }

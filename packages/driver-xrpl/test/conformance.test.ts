@@ -2,12 +2,14 @@
  * The SDK's ChainDriver conformance suite against the devnet: ed25519 and secp256k1 signers,
  * 2-of-3 and weighted lists, on a network whose id needs NetworkID (21337) and one whose id
  * forbids it (1). Outcomes are read from the devnet's own state, never through the driver.
+ * Every setup also runs every operation the driver lists (test/operation-cases.ts) end to end.
  */
 import { afterAll, beforeAll } from 'vitest';
 import { describeChainDriver } from '@vault/sdk/testing';
 import { createXrplDriver, type XrplDriver } from '../src/index.js';
 import { startXrplDevnet, type XrplDevnet } from '../src/devnet/index.js';
 import { conformanceFixture, createSecpKey, signer, type WalletSetup } from './helpers.js';
+import { xrplOperationCases } from './operation-cases.js';
 
 const big: { devnet?: XrplDevnet; driver?: XrplDriver } = {};
 const legacy: { devnet?: XrplDevnet; driver?: XrplDriver } = {};
@@ -60,5 +62,6 @@ for (const c of cases) {
     setup: async () => conformanceFixture(c.target.devnet as XrplDevnet, c.setup, c.secpOutsider ? createSecpKey() : undefined),
     confirmIntervalMs: 50,
     confirmAttempts: 100,
+    operations: xrplOperationCases(() => c.target.devnet as XrplDevnet, c.setup),
   });
 }

@@ -12,10 +12,10 @@ import {
   type SigningKey,
   type WalletDescriptor,
 } from '@vault/sdk';
-import { createSoftwareKey, type ConformanceFixture } from '@vault/sdk/testing';
+import { createSoftwareKey, type ConformanceFixture, type OperationCase } from '@vault/sdk/testing';
 import { classicAddressToXAddress } from 'ripple-address-codec';
 import { Wallet } from 'xrpl';
-import { ACCOUNT_ROOT_FLAGS } from '../src/constants.js';
+import { ACCOUNT_ROOT_FLAGS, ACCOUNT_SET_FLAGS } from '../src/constants.js';
 import type { XrplDevnet } from '../src/devnet/index.js';
 import { createXrplSigner, xrplAddressOf } from '../src/signer.js';
 import { rpcCall } from '../src/rpc.js';
@@ -177,4 +177,79 @@ export async function runIntent(
   devnet.closeLedger();
   const confirm = await driver.confirm(wallet.chain, assembled.txHash, built);
   return { confirm, submit, txHash: assembled.txHash, tx: (built.payload as { tx_json: Record<string, unknown> }).tx_json };
+}
+
+/**
+ * An OperationCase whose setup also hands `intent` and `verify` some context (issuer, holder,
+ * issuance id…). The context is kept per fixture wallet, so each setup call gets its own.
+ */
+export function opCase<T>(
+  name: string,
+  setup: () => Promise<{ fixture: ConformanceFixture; ctx: T }>,
+  intent: (f: ConformanceFixture, ctx: T) => Omit<IntentRequest, 'wallet'>,
+  verify: (f: ConformanceFixture, ctx: T, confirmed: Extract<ConfirmResult, { status: 'confirmed' }>) => Promise<void>,
+): OperationCase {
+  const contexts = new Map<string, T>();
+  const ctxOf = (f: ConformanceFixture): T => {
+    if (!contexts.has(f.wallet.wallet)) throw new Error(`no context for ${f.wallet.wallet}`);
+    return contexts.get(f.wallet.wallet) as T;
+  };
+  return {
+    name,
+    setup: async () => {
+      const { fixture, ctx } = await setup();
+      contexts.set(fixture.wallet.wallet, ctx);
+      return fixture;
+    },
+    intent: (f) => intent(f, ctxOf(f)),
+    verify: (f, confirmed) => verify(f, ctxOf(f), confirmed),
+  };
+}
+
+/** Expects a single-signed setup transaction to succeed on the devnet. */
+export async function setupTx(devnet: XrplDevnet, wallet: Wallet, tx: Record<string, unknown>): Promise<void> {
+  const r = await submitSingle(devnet, wallet, tx);
+  if (r['engine_result'] !== 'tesSUCCESS') throw new Error(`setup ${String(tx['TransactionType'])} failed: ${JSON.stringify(r)}`);
+}
+
+/**
+ * A conformance fixture whose wallet is made the way an operator would: a faucet-funded account
+ * runs `before` (trust lines, issuances, flags — single-signed with its master key), then sets the
+ * signer list of `setup` and disables its master key. The destination is `destination` or a fresh
+ * genesis-funded account.
+ */
+export async function realWalletFixture(
+  devnet: XrplDevnet,
+  setup: WalletSetup,
+  before: (master: Wallet) => Promise<void> = async () => {},
+  destination?: string,
+): Promise<ConformanceFixture & { address: string }> {
+  const master = fundedWallet(devnet);
+  await before(master);
+  const keys = setup.curves.map((c) => createKey(c));
+  const weights = setup.weights ?? keys.map(() => 1);
+  const members = keys.map((k, i) => ({ address: xrplAddressOf(k.publicKey, k.curve), curve: k.curve, weight: weights[i] as number, label: `m${i + 1}` }));
+  await setupTx(devnet, master, {
+    TransactionType: 'SignerListSet',
+    SignerQuorum: setup.quorum,
+    SignerEntries: members.map((m) => ({ SignerEntry: { Account: m.address, SignerWeight: m.weight } })),
+  });
+  await setupTx(devnet, master, { TransactionType: 'AccountSet', SetFlag: ACCOUNT_SET_FLAGS.asfDisableMaster });
+  devnet.closeLedger();
+  const address = master.classicAddress;
+  let dest = destination;
+  if (!dest) {
+    dest = xrplAddressOf(createSoftwareKey(nextSecret('dest')).publicKey, 'ed25519');
+    devnet.ledger.genesisAccount(dest, 50_000_000n);
+  }
+  return {
+    chain: setup.chain,
+    wallet: { wallet: `xrpl-wallet-${++walletCounter}`, chain: setup.chain, control: { kind: 'native_multisig', address, signers: members, quorum: setup.quorum } },
+    keys,
+    destination: dest,
+    invalidAddresses: [dest.slice(0, 20)],
+    fundedAmount: devnet.ledger.xrpBalance(address).toString(),
+    ledger: devnet.reader(),
+    address,
+  };
 }

@@ -2,7 +2,7 @@
  * @module encoding
  * Byte, hex and hashing helpers shared by every module. Hashes are SHA-256, lowercase hex.
  */
-import { sha256 } from '@noble/hashes/sha2.js';
+import { createHash } from 'node:crypto';
 import { ValidationError } from './errors.js';
 
 const HEX_RE = /^(?:[0-9a-f]{2})*$/;
@@ -45,7 +45,7 @@ export function fromHex(hex: unknown, field: string, expectedBytes?: number): Ui
 
 /** SHA-256 of bytes or of a string's UTF-8 bytes, as lowercase hex. */
 export function sha256Hex(input: Uint8Array | string): string {
-  return toHex(sha256(typeof input === 'string' ? utf8Bytes(input) : input));
+  return createHash('sha256').update(input).digest('hex');
 }
 
 /**

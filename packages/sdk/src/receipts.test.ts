@@ -1,5 +1,6 @@
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { describe, expect, it } from 'vitest';
+import { ed25519Signer } from './ed25519.js';
 import { toHex } from './encoding.js';
 import { createReceipt, GENESIS_PREV, ReceiptChain, receiptHash, verifyReceiptChain } from './receipts.js';
 import type { ReceiptRecord } from './schemas/control-plane.js';
@@ -111,9 +112,27 @@ describe('ReceiptChain', () => {
     expect(reopened.head).toBe(b.hash);
   });
 
+  it('keeps its own copy of the key, so the caller can wipe its buffer', () => {
+    const mine = Uint8Array.from(key);
+    const chain = new ReceiptChain(mine);
+    mine.fill(0);
+    chain.append({ at: 1, kind: 'boot', body: null });
+    expect(chain.verify().verified).toBe(true);
+  });
+
   it('refuses to reopen a tampered chain', () => {
     const records = chainOf(2);
     records[1] = { ...(records[1] as ReceiptRecord), at: 5 };
     expect(() => new ReceiptChain(key, records)).toThrow(/changed/);
+  });
+});
+
+describe('receipt signing functions', () => {
+  it('a signing function (HSM, prepared key) makes the same records as the raw key', () => {
+    const a = createReceipt(null, { at: 1, kind: 'k', body: { a: 1 } }, key);
+    const b = createReceipt(null, { at: 1, kind: 'k', body: { a: 1 } }, ed25519Signer(key));
+    expect(b).toEqual(a);
+    expect(() => createReceipt(null, { at: 1, kind: 'k', body: 1 }, () => new Uint8Array(10))).toThrow(/64 bytes/);
+    expect(() => createReceipt(null, { at: 1, kind: '', body: 1 }, key)).toThrow(/kind/);
   });
 });

@@ -6,7 +6,7 @@
  * and `sig` the service's ed25519 receipt key over the 32 hash bytes.
  */
 import { canonicalize } from './canonical.js';
-import { ed25519PublicKey, signEd25519, verifyEd25519 } from './ed25519.js';
+import { ed25519PublicKey, ed25519Signer, verifyEd25519 } from './ed25519.js';
 import { fromHex, sha256Hex, timingSafeEqual, toHex } from './encoding.js';
 import { ValidationError } from './errors.js';
 import { ReceiptRecordSchema, type ReceiptRecord } from './schemas/control-plane.js';
@@ -27,15 +27,22 @@ export function receiptHash(record: Omit<ReceiptRecord, 'hash' | 'sig'>): string
   return sha256Hex(canonicalize({ seq, at, kind, intentId, body_digest, prev }));
 }
 
+/** Signs the 32 hash bytes of a receipt: a 32-byte ed25519 secret key, or a signing function (HSM, prepared key). */
+export type ReceiptSigningKey = Uint8Array | ((hash: Uint8Array) => Uint8Array);
+
 /**
- * Creates the record that follows `previous` (null for the first), signed with the service's
- * 32-byte ed25519 receipt key.
+ * Creates the record that follows `previous` (null for the first; only its `seq` and `hash` are
+ * read), signed with the service's ed25519 receipt key or signing function.
  *
  * @example
  * const r1 = createReceipt(null, { at: now, kind: 'intent.created', intentId: id, body: decision }, receiptKey)
  * const r2 = createReceipt(r1, { at: now, kind: 'intent.executed', intentId: id, body: outcome }, receiptKey)
  */
-export function createReceipt(previous: ReceiptRecord | null, input: ReceiptInput, secretKey: Uint8Array): ReceiptRecord {
+export function createReceipt(
+  previous: Pick<ReceiptRecord, 'seq' | 'hash'> | null,
+  input: ReceiptInput,
+  signer: ReceiptSigningKey,
+): ReceiptRecord {
   if (!Number.isInteger(input.at) || input.at < 0) {
     throw new ValidationError('receipt', [{ path: 'at', message: 'must be integer Unix seconds' }]);
   }
@@ -47,9 +54,14 @@ export function createReceipt(previous: ReceiptRecord | null, input: ReceiptInpu
     body_digest: sha256Hex(canonicalize(input.body)),
     prev: previous === null ? GENESIS_PREV : previous.hash,
   };
+  if (typeof input.kind !== 'string' || input.kind.length === 0 || input.kind.length > 64) {
+    throw new ValidationError('receipt', [{ path: 'kind', message: 'must be 1-64 characters' }]);
+  }
   const hash = receiptHash(unsigned);
-  const sig = toHex(signEd25519(fromHex(hash, 'hash', 32), secretKey));
-  return ReceiptRecordSchema.parse({ ...unsigned, hash, sig });
+  const sign = typeof signer === 'function' ? signer : ed25519Signer(signer);
+  const sig = toHex(sign(fromHex(hash, 'hash', 32)));
+  if (sig.length !== 128) throw new ValidationError('receipt', [{ path: 'sig', message: 'the signer must return 64 bytes' }]);
+  return { ...unsigned, hash, sig };
 }
 
 export type ReceiptProblem =
@@ -120,12 +132,13 @@ export function verifyReceiptChain(
  * elsewhere durably. `head` is GENESIS_PREV while empty.
  */
 export class ReceiptChain {
-  readonly #key: Uint8Array;
+  readonly #sign: (hash: Uint8Array) => Uint8Array;
   readonly #records: ReceiptRecord[] = [];
   readonly publicKeyHex: string;
 
   constructor(secretKey: Uint8Array, records: readonly ReceiptRecord[] = []) {
-    this.#key = secretKey;
+    // The key goes into a KeyObject: callers may (and should) wipe their buffer afterwards.
+    this.#sign = ed25519Signer(secretKey);
     this.publicKeyHex = toHex(ed25519PublicKey(secretKey));
     const check = verifyReceiptChain(records, this.publicKeyHex);
     if (!check.verified) {
@@ -135,7 +148,7 @@ export class ReceiptChain {
   }
 
   append(input: ReceiptInput): ReceiptRecord {
-    const record = createReceipt(this.#records.at(-1) ?? null, input, this.#key);
+    const record = createReceipt(this.#records.at(-1) ?? null, input, this.#sign);
     this.#records.push(record);
     return record;
   }

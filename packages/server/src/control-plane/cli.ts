@@ -1,0 +1,106 @@
+#!/usr/bin/env node
+/**
+ * @module control-plane/cli
+ * `vault-control-plane init --state-dir DIR [--passphrase-file FILE]` and
+ * `vault-control-plane serve --state-dir DIR [--port 7331] [--host 127.0.0.1]`.
+ * The passphrase comes from VAULT_OPERATOR_PASSPHRASE, a --passphrase-file, or a prompt on a TTY.
+ */
+import { VaultError } from '@vault/sdk';
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { isLoopbackHost } from '../http/app.js';
+import { initStateDir, startControlPlane } from './run.js';
+
+const USAGE = `usage:
+  vault-control-plane init  --state-dir DIR [--passphrase-file FILE]
+  vault-control-plane serve --state-dir DIR [--port 7331] [--host 127.0.0.1]
+
+The operator passphrase is read from VAULT_OPERATOR_PASSPHRASE, --passphrase-file, or a TTY prompt.`;
+
+function parseArgs(argv: string[]): { cmd: string | undefined; flags: Map<string, string> } {
+  const [cmd, ...rest] = argv;
+  const flags = new Map<string, string>();
+  for (let i = 0; i < rest.length; i++) {
+    const a = rest[i] as string;
+    if (!a.startsWith('--')) throw new Error(`unexpected argument ${a}`);
+    const eq = a.indexOf('=');
+    if (eq > 0) flags.set(a.slice(2, eq), a.slice(eq + 1));
+    else {
+      const v = rest[i + 1];
+      if (v === undefined || v.startsWith('--')) throw new Error(`${a} needs a value`);
+      flags.set(a.slice(2), v);
+      i++;
+    }
+  }
+  return { cmd, flags };
+}
+
+async function promptHidden(question: string): Promise<string> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+  const out = rl as unknown as { _writeToOutput?: (s: string) => void };
+  process.stderr.write(question);
+  out._writeToOutput = () => undefined; // do not echo the passphrase
+  return new Promise((resolve) => rl.question('', (answer) => {
+    rl.close();
+    process.stderr.write('\n');
+    resolve(answer);
+  }));
+}
+
+async function readPassphrase(flags: Map<string, string>): Promise<string> {
+  const env = process.env['VAULT_OPERATOR_PASSPHRASE'];
+  if (env) return env;
+  const file = flags.get('passphrase-file');
+  if (file) return readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+  if (process.stdin.isTTY) {
+    const a = await promptHidden('operator passphrase: ');
+    const b = await promptHidden('repeat passphrase: ');
+    if (a !== b) throw new Error('passphrases differ');
+    return a;
+  }
+  throw new Error('no passphrase: set VAULT_OPERATOR_PASSPHRASE, pass --passphrase-file, or run on a TTY');
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { cmd, flags } = parseArgs(argv);
+  const stateDir = flags.get('state-dir');
+  if ((cmd !== 'init' && cmd !== 'serve') || !stateDir) {
+    process.stderr.write(`${USAGE}\n`);
+    return 2;
+  }
+  if (cmd === 'init') {
+    const passphrase = await readPassphrase(flags);
+    const r = await initStateDir({ stateDir, passphrase });
+    process.stdout.write(`initialised ${r.stateDir}\nreceipt public key ${r.receiptPublicKey}\nedit ${stateDir}/state.json (schema: state.schema.json), then: vault-control-plane serve --state-dir ${stateDir}\n`);
+    return 0;
+  }
+  const host = flags.get('host') ?? '127.0.0.1';
+  const port = Number(flags.get('port') ?? '7331');
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error('--port must be 0..65535');
+  if (!isLoopbackHost(host)) process.stderr.write(`warning: binding ${host}, which is not loopback; the Host check still refuses non-loopback names\n`);
+  const running = await startControlPlane({
+    stateDir,
+    host,
+    port,
+    accessLog: true,
+    log: (line) => process.stdout.write(`${line}\n`),
+  });
+  process.stdout.write(`${JSON.stringify({ event: 'listening', url: running.url })}\n`);
+  const stop = () => {
+    void running.close().then(() => process.exit(0));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  return -1;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exitCode = code;
+  },
+  (e: unknown) => {
+    const msg = e instanceof VaultError ? e.shortMessage : e instanceof Error ? e.message : String(e);
+    process.stderr.write(`vault-control-plane: ${msg}\n`);
+    process.exitCode = 1;
+  },
+);

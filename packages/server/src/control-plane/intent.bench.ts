@@ -1,0 +1,164 @@
+/**
+ * `pnpm bench`: POST /intent throughput and p50/p99 with a five-rule policy on loopback, durable
+ * (fsync per commit), beside the floor: a bare handler on the same framework that only parses
+ * the same body and hashes it. Then start-up time and GET /intents latency with 1,000,000 stored
+ * intents (written straight into the store, not over HTTP). The load generator runs as its own
+ * process (test/control-plane/fixtures/load.mjs). Figures are printed as a table at the end.
+ */
+import { createHash } from 'node:crypto';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { MemoryLedger, createMemoryDriver, memoryWallet } from '@vault/sdk/testing';
+import { createControlPlaneClient, type Decision, type PolicySet } from '@vault/sdk';
+import { Hono } from 'hono';
+import { bench, describe } from 'vitest';
+import { listen } from '../http/listen.js';
+import { initStateDir, startControlPlane } from './run.js';
+import { emptyState } from './state.js';
+import { IntentStore, type IntentRecord } from './store.js';
+import { STORE_DIR } from './service.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const LOAD = resolve(here, '../../test/control-plane/fixtures/load.mjs');
+const PASS = 'bench passphrase 0123';
+const DURATION_MS = Number(process.env['BENCH_SECONDS'] ?? 6) * 1000;
+const CONCURRENCY = Number(process.env['BENCH_CONCURRENCY'] ?? 64);
+const STORED = Number(process.env['BENCH_STORED'] ?? 1_000_000);
+
+interface LoadResult {
+  requests: number;
+  ok: number;
+  errors: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  statuses: Record<string, number>;
+}
+
+/** Runs the load generator in its own process; the server keeps this process's event loop. */
+function load(cfg: { url: string; path: string; method: string; token: string; concurrency: number; durationMs: number; bodyKind: 'intent' | 'none' }): Promise<LoadResult> {
+  return new Promise((res, rej) => {
+    const p = spawn(process.execPath, [LOAD, JSON.stringify(cfg)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    p.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    p.on('exit', (code) => (code === 0 ? res(JSON.parse(out) as LoadResult) : rej(new Error(`load generator failed: ${err}`))));
+  });
+}
+
+const fivRules: PolicySet['rules'] = [
+  { rule: 'hard_ceiling', max: '1000000000000' },
+  { rule: 'destination_blocklist', addresses: ['mem1' + 'ee'.repeat(20), 'mem1' + 'ef'.repeat(20)] },
+  { rule: 'daily_velocity_cap', limit: '100000000000000' },
+  { rule: 'approval_threshold', above: '1000000000', required_weight: 1, approvers: [{ id: 'alice', weight: 1 }] },
+  { rule: 'require_tag', key: 'desk' },
+];
+
+async function makeState(dir: string) {
+  const ledger = new MemoryLedger();
+  const driver = createMemoryDriver({ ledger });
+  const { wallet } = memoryWallet({ ledger, wallet: 'ops' });
+  await initStateDir({ stateDir: dir, passphrase: PASS, scrypt: { N: 1024, r: 8, p: 1 }, state: { ...emptyState(), wallets: [wallet], policies: [{ wallet: 'ops', version: 1, rules: fivRules }] } });
+  return { driver };
+}
+
+const rows: Record<string, string | number>[] = [];
+const fmt = (n: number, d = 2) => Number(n.toFixed(d));
+
+// ---------------------------------------------------------------- POST /intent vs the floor
+const dirA = mkdtempSync(join(tmpdir(), 'vault-bench-'));
+{
+  const { driver } = await makeState(dirA);
+  const running = await startControlPlane({ stateDir: dirA, drivers: [driver], unlockLimit: { max: 1000, windowSeconds: 60 } });
+  const client = createControlPlaneClient({ baseUrl: running.url });
+  const { token } = await client.unlock(PASS);
+  await load({ url: running.url, path: '/intent', method: 'POST', token, concurrency: CONCURRENCY, durationMs: 1000, bodyKind: 'intent' }); // warm-up
+  const cp = await load({ url: running.url, path: '/intent', method: 'POST', token, concurrency: CONCURRENCY, durationMs: DURATION_MS, bodyKind: 'intent' });
+  const single = await load({ url: running.url, path: '/intent', method: 'POST', token, concurrency: 1, durationMs: 3000, bodyKind: 'intent' });
+  const verify = running.cp.verifyLedger();
+  await running.close();
+
+  const floorApp = new Hono();
+  floorApp.post('/intent', async (c) => {
+    const text = await c.req.text();
+    const value = JSON.parse(text) as unknown;
+    return c.json({ hash: createHash('sha256').update(JSON.stringify(value)).digest('hex') });
+  });
+  const floor = await listen(floorApp);
+  await load({ url: floor.url, path: '/intent', method: 'POST', token: 'x', concurrency: CONCURRENCY, durationMs: 1000, bodyKind: 'intent' });
+  const fl = await load({ url: floor.url, path: '/intent', method: 'POST', token: 'x', concurrency: CONCURRENCY, durationMs: DURATION_MS, bodyKind: 'intent' });
+  await floor.close();
+  rows.push({ measure: 'POST /intent (5 rules, durable, fsync)', 'req/s': fmt(cp.rps, 0), 'p50 ms': fmt(cp.p50), 'p99 ms': fmt(cp.p99), note: `${cp.ok} ok, ${cp.errors} errors; chain of ${verify.receipts} receipts verified=${verify.verified}` });
+  rows.push({ measure: 'POST /intent, one at a time (latency incl. fsync)', 'req/s': fmt(single.rps, 0), 'p50 ms': fmt(single.p50), 'p99 ms': fmt(single.p99), note: 'unloaded latency' });
+  rows.push({ measure: 'floor: bare Hono parse + sha256', 'req/s': fmt(fl.rps, 0), 'p50 ms': fmt(fl.p50), 'p99 ms': fmt(fl.p99), note: `ratio ${fmt(cp.rps / fl.rps)} of the floor (goal >= 0.5)` });
+}
+rmSync(dirA, { recursive: true, force: true });
+
+// ---------------------------------------------------------------- 1,000,000 stored intents
+const dirB = mkdtempSync(join(tmpdir(), 'vault-bench-1m-'));
+const { driver: driverB } = await makeState(dirB);
+{
+  const t0 = performance.now();
+  const store = new IntentStore(join(dirB, STORE_DIR), { sync: false });
+  const decision: Decision = { decision: 'allow', reasons: [], required_weight: 0, current_weight: 0, not_before: 1_767_225_600 };
+  const CHUNK = 20_000;
+  for (let base = 0; base < STORED; base += CHUNK) {
+    await store.root.transaction(() => {
+      for (let i = base; i < Math.min(STORED, base + CHUNK); i++) {
+        const id = `int_${createHash('sha256').update(`bench-${i}`).digest('hex')}`;
+        const created = 1_767_225_600 - STORED + i;
+        const r: IntentRecord = {
+          intentId: id,
+          n: i,
+          status: 'confirmed',
+          decision,
+          intent: { wallet: 'ops', destination: 'mem1' + (i % 5000).toString(16).padStart(40, '0'), amount: String(1 + (i % 9999)), asset_decimals: 6, initiator: 'operator', operation: { op: 'transfer' } },
+          created_at: created,
+          updated_at: created,
+          approvals: [],
+          unsigned_approvals: [],
+          execution: null,
+          receipt_head: '0'.repeat(64),
+        };
+        store.intents.put(id, r);
+        store.order.put(i, id);
+        store.history.put(['ops', created, i], { intentId: id, created_at: created, amount: r.intent.amount, status: 'confirmed', initiator: 'operator', op: 'transfer' });
+      }
+    });
+  }
+  await store.root.flushed;
+  await store.close();
+  rows.push({ measure: `generate ${STORED} intents into the store`, 'req/s': fmt(STORED / ((performance.now() - t0) / 1000), 0), 'p50 ms': '', 'p99 ms': '', note: `${fmt((performance.now() - t0) / 1000, 1)} s (direct LMDB writes)` });
+}
+const s0 = performance.now();
+const runningB = await startControlPlane({ stateDir: dirB, drivers: [driverB], unlockLimit: { max: 1000, windowSeconds: 60 } });
+const startMs = performance.now() - s0;
+const clientB = createControlPlaneClient({ baseUrl: runningB.url });
+const { token: tokenB } = await clientB.unlock(PASS);
+const list = await clientB.intents();
+// Server latency without the typed client's reply validation: node:http, one request at a time.
+const one = await load({ url: runningB.url, path: '/intents', method: 'GET', token: tokenB, concurrency: 1, durationMs: 3000, bodyKind: 'none' });
+const four = await load({ url: runningB.url, path: '/intents', method: 'GET', token: tokenB, concurrency: 4, durationMs: 3000, bodyKind: 'none' });
+rows.push({ measure: `start-up with ${runningB.cp.store.size} stored intents`, 'req/s': '', 'p50 ms': fmt(startMs), 'p99 ms': '', note: 'open state + LMDB map + listen (goal < 2000 ms)' });
+rows.push({ measure: `GET /intents (100 newest of ${STORED}), 1 at a time`, 'req/s': fmt(one.rps, 0), 'p50 ms': fmt(one.p50), 'p99 ms': fmt(one.p99), note: `${list.length} returned (goal p50 < 5 ms)` });
+rows.push({ measure: `GET /intents (100 newest of ${STORED}), 4 concurrent`, 'req/s': fmt(four.rps, 0), 'p50 ms': fmt(four.p50), 'p99 ms': fmt(four.p99), note: `${four.ok} ok` });
+
+console.log('\ncontrol-plane bench figures');
+console.table(rows);
+
+describe('control plane with 1,000,000 stored intents', () => {
+  bench('GET /intents (newest 100)', async () => {
+    await clientB.intents();
+  }, { time: 1000, teardown: undefined });
+  bench('GET /intent/{id} (one of 1M)', async () => {
+    await clientB.intent(list[50]?.['intentId'] as string);
+  }, { time: 1000 });
+});
+
+process.on('beforeExit', () => {
+  void runningB.close().then(() => rmSync(dirB, { recursive: true, force: true }));
+});

@@ -1,0 +1,98 @@
+/**
+ * @module control-plane/openapi
+ * The OpenAPI 3.1 document of the control plane, generated from the SDK's wire schemas
+ * (`jsonSchemas()`) plus the few request bodies only the server defines.
+ */
+import { PairClaimRequestSchema, PairCreateRequestSchema, jsonSchemas } from '@vault/sdk';
+import { z } from 'zod';
+
+export const UnlockRequestSchema = z.strictObject({ passphrase: z.string().min(1, 'passphrase is required').max(1024) });
+export const SnapshotRequestSchema = z.strictObject({ wallet: z.string().min(1).max(128).optional() });
+
+interface Op {
+  method: 'get' | 'post';
+  path: string;
+  summary: string;
+  auth: boolean;
+  body?: string;
+  ok: string | null;
+  okType?: string;
+  errors?: number[];
+  deprecated?: boolean;
+  params?: { name: string; in: 'path' | 'query'; schema: Record<string, unknown> }[];
+}
+
+const idParam = (name: string, pattern?: string) => ({ name, in: 'path' as const, schema: pattern ? { type: 'string', pattern } : { type: 'string' } });
+const INTENT_ID = idParam('id', '^int_[0-9a-f]{64}$');
+
+/** Every endpoint of interface.md's control-plane table. */
+export const ROUTES: readonly Op[] = [
+  { method: 'get', path: '/health', summary: 'Liveness and receipt-chain state', auth: false, ok: 'Object' },
+  { method: 'post', path: '/session/unlock', summary: 'Unlock with the operator passphrase', auth: false, body: 'UnlockRequest', ok: 'SessionUnlockResult', errors: [400, 401, 429] },
+  { method: 'post', path: '/session/lock', summary: 'End the session', auth: true, ok: 'Object' },
+  { method: 'get', path: '/wallets', summary: 'Wallets with their policy digest', auth: true, ok: 'ObjectArray' },
+  { method: 'get', path: '/policy/{wallet}', summary: 'A wallet\'s policy set', auth: true, ok: 'PolicySet', params: [idParam('wallet')], errors: [404] },
+  { method: 'get', path: '/assets', summary: 'Canonical asset registry and reserved tickers', auth: true, ok: 'Object' },
+  { method: 'post', path: '/intent', summary: 'Create (or replay) an intent', auth: true, body: 'IntentRequest', ok: 'CreateIntentResult', errors: [400, 404] },
+  { method: 'get', path: '/intents', summary: 'Intents, newest first, at most 100', auth: true, ok: 'ObjectArray' },
+  { method: 'get', path: '/intent/{id}', summary: 'One intent with decision, approvals and execution', auth: true, ok: 'StoredIntent', params: [INTENT_ID], errors: [400, 404] },
+  { method: 'get', path: '/intent/{id}/protect', summary: 'Run the protections on live chain inputs', auth: true, ok: 'ProtectResult', params: [INTENT_ID], errors: [400, 404, 500] },
+  { method: 'post', path: '/intent/{id}/approve-signed', summary: 'Add a signed approval or rejection', auth: true, body: 'SignedApproval', ok: 'ApproveResult', params: [INTENT_ID], errors: [400, 403, 404] },
+  { method: 'post', path: '/intent/{id}/approve', summary: 'Unsigned approval (recorded, never counted)', auth: true, ok: 'Object', params: [INTENT_ID], deprecated: true, errors: [404] },
+  { method: 'post', path: '/intent/{id}/execute', summary: 'Execute: params, protections, prepare, signers, assemble, submit, confirm, receipts', auth: true, ok: 'ExecuteOutcome', params: [INTENT_ID], errors: [403, 404, 500] },
+  { method: 'get', path: '/estate', summary: 'Balances per wallet with canonical flags', auth: true, ok: 'Object' },
+  { method: 'get', path: '/wallets/{id}/reconcile', summary: 'Compare the descriptor with the ledger', auth: true, ok: 'ReconcileResult', params: [idParam('id')], errors: [404, 500] },
+  { method: 'get', path: '/ledger/verify', summary: 'Recompute the receipt chain', auth: true, ok: 'LedgerVerifyResult' },
+  { method: 'get', path: '/ledger/recent', summary: 'Newest receipts', auth: true, ok: 'Object', params: [{ name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 50 } }], errors: [400] },
+  { method: 'post', path: '/admin/reload', summary: 'Re-read the state file (an invalid one is refused)', auth: true, ok: 'Object', errors: [400] },
+  { method: 'post', path: '/snapshot', summary: 'What a browser-extension popup needs', auth: true, body: 'SnapshotRequest', ok: 'Object', errors: [400] },
+  { method: 'get', path: '/recovery/status', summary: 'Recovery tier and on-ledger proof per wallet', auth: true, ok: 'Object' },
+  { method: 'post', path: '/pair/create', summary: 'A single-use, 5-minute pairing code', auth: true, body: 'PairCreateRequest', ok: 'Object', errors: [400] },
+  { method: 'get', path: '/pair/qr/{code}', summary: 'The pairing QR code as SVG', auth: false, ok: null, okType: 'image/svg+xml', params: [idParam('code')], errors: [403] },
+  { method: 'post', path: '/pair/claim', summary: 'Register a device (no session, by design)', auth: false, body: 'PairClaimRequest', ok: 'Object', errors: [400, 403, 429] },
+  { method: 'get', path: '/devices', summary: 'Paired devices', auth: true, ok: 'Object' },
+  { method: 'post', path: '/devices/{id}/revoke', summary: 'Revoke a device: its approvals stop counting at once', auth: true, ok: 'Object', params: [idParam('id')], errors: [404] },
+  { method: 'get', path: '/openapi.json', summary: 'This document', auth: false, ok: 'Object' },
+];
+
+function clean(schema: Record<string, unknown>): Record<string, unknown> {
+  const { $schema: _s, ...rest } = schema;
+  return rest;
+}
+
+export function openApiDocument(): Record<string, unknown> {
+  const schemas: Record<string, unknown> = {};
+  for (const [name, s] of Object.entries(jsonSchemas())) schemas[name] = clean(s);
+  const extra = { UnlockRequest: UnlockRequestSchema, SnapshotRequest: SnapshotRequestSchema, PairCreateRequest: PairCreateRequestSchema, PairClaimRequest: PairClaimRequestSchema };
+  for (const [name, s] of Object.entries(extra)) schemas[name] = clean(z.toJSONSchema(s, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>);
+  schemas['Object'] = { type: 'object', additionalProperties: true };
+  schemas['ObjectArray'] = { type: 'array', items: { type: 'object', additionalProperties: true } };
+  const errorStatuses: Record<number, string> = { 400: 'bad request (4000), data.path names the field', 401: 'session (4100)', 403: 'refused (-32602)', 404: 'not found (4040)', 429: 'rate limited', 500: 'execute refused at a stage (-32602, data.stage and data.reason) or internal (-32603)' };
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const r of ROUTES) {
+    const responses: Record<string, unknown> = {
+      '200': r.ok === null
+        ? { description: 'OK', content: { [r.okType ?? 'application/json']: { schema: { type: 'string' } } } }
+        : { description: 'OK', content: { 'application/json': { schema: { $ref: `#/components/schemas/${r.ok}` } } } },
+    };
+    const errs = new Set([...(r.errors ?? []), ...(r.auth ? [401] : [])]);
+    for (const e of errs) responses[String(e)] = { description: errorStatuses[e] ?? 'error', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } } };
+    const op: Record<string, unknown> = {
+      summary: r.summary,
+      operationId: `${r.method}${r.path.replace(/[{}]/g, '').replace(/[/.-]+(\w)/g, (_m, c: string) => c.toUpperCase())}`,
+      security: r.auth ? [{ session: [] }] : [],
+      responses,
+    };
+    if (r.params) op['parameters'] = r.params.map((p) => ({ ...p, required: p.in === 'path' }));
+    if (r.body) op['requestBody'] = { required: r.path !== '/snapshot', content: { 'application/json': { schema: { $ref: `#/components/schemas/${r.body}` } } } };
+    if (r.deprecated) op['deprecated'] = true;
+    (paths[r.path] ??= {})[r.method] = op;
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Vault control plane', version: '1.0.0', description: 'Keyless control plane: intents, policy, signed approvals, protections and execution. Loopback only.' },
+    servers: [{ url: 'http://127.0.0.1:7331' }],
+    components: { schemas, securitySchemes: { session: { type: 'http', scheme: 'bearer', description: 'Token from POST /session/unlock' } } },
+    paths,
+  };
+}

@@ -1,0 +1,82 @@
+/**
+ * @module control-plane/sessions
+ * Operator sessions (DESIGN §8): a token of 32 random bytes, base64url, valid for 15 minutes idle
+ * and 8 hours at most; lock revokes it. Tokens are kept only as SHA-256 digests, so a lookup
+ * compares digests, never the token, and a memory dump does not reveal a live token.
+ */
+import { SessionError } from '@vault/sdk';
+import { createHash, randomBytes } from 'node:crypto';
+
+export const SESSION_IDLE_SECONDS = 15 * 60;
+export const SESSION_ABSOLUTE_SECONDS = 8 * 60 * 60;
+export const MAX_SESSIONS = 64;
+
+interface Session {
+  created: number;
+  last: number;
+}
+
+function digest(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+export class SessionStore {
+  readonly #sessions = new Map<string, Session>();
+  constructor(
+    private readonly now: () => number,
+    readonly idleSeconds = SESSION_IDLE_SECONDS,
+    readonly absoluteSeconds = SESSION_ABSOLUTE_SECONDS,
+  ) {}
+
+  /** A new session: the token and when it expires if left idle. */
+  create(): { token: string; expires_at: number } {
+    const t = this.now();
+    this.#prune(t);
+    if (this.#sessions.size >= MAX_SESSIONS) {
+      // Drop the least recently used session rather than refuse the operator.
+      let oldest: [string, Session] | undefined;
+      for (const e of this.#sessions) if (!oldest || e[1].last < oldest[1].last) oldest = e;
+      if (oldest) this.#sessions.delete(oldest[0]);
+    }
+    const token = randomBytes(32).toString('base64url');
+    this.#sessions.set(digest(token), { created: t, last: t });
+    return { token, expires_at: this.#expiry({ created: t, last: t }) };
+  }
+
+  #expiry(s: Session): number {
+    return Math.min(s.last + this.idleSeconds, s.created + this.absoluteSeconds);
+  }
+
+  /** Checks a token and slides its idle expiry. Throws SessionError (4100) when absent or expired. */
+  touch(token: string | null): { expires_at: number } {
+    if (token === null) throw new SessionError('session required: send Authorization: Bearer <token> from POST /session/unlock');
+    const key = digest(token);
+    const s = this.#sessions.get(key);
+    const t = this.now();
+    if (!s) throw new SessionError('session invalid or expired', { data: { reason: 'invalid' } });
+    if (t >= s.created + this.absoluteSeconds) {
+      this.#sessions.delete(key);
+      throw new SessionError('session expired (absolute lifetime reached)', { data: { reason: 'expired_absolute' } });
+    }
+    if (t >= s.last + this.idleSeconds) {
+      this.#sessions.delete(key);
+      throw new SessionError('session expired (idle)', { data: { reason: 'expired_idle' } });
+    }
+    s.last = t;
+    return { expires_at: this.#expiry(s) };
+  }
+
+  revoke(token: string): boolean {
+    return this.#sessions.delete(digest(token));
+  }
+
+  get size(): number {
+    return this.#sessions.size;
+  }
+
+  #prune(t: number): void {
+    for (const [k, s] of this.#sessions) {
+      if (t >= s.created + this.absoluteSeconds || t >= s.last + this.idleSeconds) this.#sessions.delete(k);
+    }
+  }
+}

@@ -1,0 +1,208 @@
+/**
+ * @module control-plane/state
+ * The operator-editable state file (`state.json` in the state directory): wallets, policies,
+ * paired devices, the canonical asset registry with reserved tickers, signer endpoints,
+ * compliance and attestation settings, and the drivers to load. Validated with zod; a JSON
+ * Schema of it is written beside it (`state.schema.json`).
+ */
+import {
+  AssetSpecSchema,
+  PolicySetSchema,
+  ValidationError,
+  WalletDescriptorSchema,
+  canonicalize,
+  fromHex,
+  parsePolicy,
+  parseWith,
+  toValidationIssues,
+  utf8Bytes,
+  verifyEd25519,
+} from '@vault/sdk';
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { writeFileAtomic } from '../http/files.js';
+
+const Hex32 = z.string().regex(/^[0-9a-f]{64}$/, 'expected 32 bytes as 64 lowercase hex digits');
+
+export const DEVICE_ROLES = ['approver', 'initiator', 'viewer'] as const;
+
+/** A paired device (DESIGN §8). Its id is the approver id its signed approvals carry. */
+export const DeviceSchema = z.strictObject({
+  id: z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'device id: 1..128 of A-Z a-z 0-9 . _ : -'),
+  role: z.enum(DEVICE_ROLES),
+  label: z.string().max(128),
+  /** ed25519 public key, 64 lowercase hex. */
+  public_key: Hex32,
+  paired_at: z.int().min(0),
+  revoked_at: z.int().min(0).nullable().default(null),
+});
+export type Device = z.infer<typeof DeviceSchema>;
+
+/** A signer service: where to send SignRequests for one signer address. */
+export const SignerEndpointSchema = z
+  .strictObject({
+    url: z.url({ protocol: /^https?$/, error: 'url must be an http(s) URL' }),
+    /** The signer token inline (keep state.json 0600), or ... */
+    token: z.string().min(16, 'token must be at least 16 characters').max(512).optional(),
+    /** ... the name of an environment variable holding it. */
+    token_env: z.string().regex(/^[A-Z_][A-Z0-9_]{0,127}$/, 'token_env must be an environment variable name').optional(),
+    label: z.string().max(128).optional(),
+  })
+  .refine((s) => (s.token === undefined) !== (s.token_env === undefined), {
+    message: 'give exactly one of token or token_env',
+    path: ['token'],
+  });
+export type SignerEndpoint = z.infer<typeof SignerEndpointSchema>;
+
+/** A driver module to import at start-up: its export `createDriver(options)` returns a ChainDriver. */
+export const DriverEntrySchema = z.strictObject({
+  /** A package name or a path (relative paths resolve against the state directory). */
+  module: z.string().min(1).max(1024),
+  options: z.record(z.string(), z.unknown()).default({}),
+});
+export type DriverEntry = z.infer<typeof DriverEntrySchema>;
+
+/**
+ * An attestation: an attester key signs `"vault-attestation-v1\n" + JCS({wallet, expires_at})`.
+ * It makes `attestation_valid` true for the wallet until `expires_at` when the attester is one
+ * the wallet's require_attestation rule names.
+ */
+export const AttestationSchema = z.strictObject({
+  wallet: z.string().min(1).max(128),
+  attester: Hex32,
+  expires_at: z.int().min(0),
+  sig: z.string().regex(/^[0-9a-f]{128}$/, 'sig must be 128 lowercase hex digits'),
+});
+export type Attestation = z.infer<typeof AttestationSchema>;
+
+export const StateFileSchema = z
+  .strictObject({
+    $schema: z.string().optional(),
+    version: z.literal(1),
+    wallets: z.array(WalletDescriptorSchema).max(1024).default([]),
+    policies: z.array(PolicySetSchema).max(1024).default([]),
+    devices: z.array(DeviceSchema).max(4096).default([]),
+    assets: z
+      .strictObject({
+        assets: z.array(AssetSpecSchema).max(10000).default([]),
+        reserved: z.array(z.string().min(1).max(64)).max(10000).default([]),
+      })
+      .default({ assets: [], reserved: [] }),
+    /** Signer endpoints keyed by signer address (a member address of a wallet). */
+    signers: z.record(z.string().min(1).max(256), SignerEndpointSchema).default({}),
+    compliance: z
+      .strictObject({
+        /** Destinations cleared by compliance (compliance_cleared is true for these). */
+        cleared_destinations: z.array(z.string().min(1).max(256)).max(100000).default([]),
+      })
+      .default({ cleared_destinations: [] }),
+    attestation: z
+      .strictObject({ attestations: z.array(AttestationSchema).max(1024).default([]) })
+      .default({ attestations: [] }),
+    /** Addresses whose keys are known burned (burned_key guard). */
+    burned: z.array(z.string().min(1).max(256)).max(10000).default([]),
+    /** An address book: destinations considered known (besides past confirmed ones). */
+    known_destinations: z.array(z.string().min(1).max(256)).max(10000).default([]),
+    drivers: z.array(DriverEntrySchema).max(64).default([]),
+    /** Host names accepted besides loopback (only when deliberately exposed behind a proxy). */
+    extra_hosts: z.array(z.string().min(1).max(253)).max(16).default([]),
+  })
+  .superRefine((s, ctx) => {
+    const ids = new Set<string>();
+    s.wallets.forEach((w, i) => {
+      if (ids.has(w.wallet)) ctx.addIssue({ code: 'custom', path: ['wallets', i, 'wallet'], message: `wallet ${w.wallet} is listed twice` });
+      ids.add(w.wallet);
+    });
+    const pol = new Set<string>();
+    s.policies.forEach((p, i) => {
+      if (!ids.has(p.wallet)) ctx.addIssue({ code: 'custom', path: ['policies', i, 'wallet'], message: `policy names unknown wallet ${p.wallet}` });
+      if (pol.has(p.wallet)) ctx.addIssue({ code: 'custom', path: ['policies', i, 'wallet'], message: `wallet ${p.wallet} has two policies` });
+      pol.add(p.wallet);
+    });
+    const dev = new Set<string>();
+    s.devices.forEach((d, i) => {
+      if (dev.has(d.id)) ctx.addIssue({ code: 'custom', path: ['devices', i, 'id'], message: `device ${d.id} is listed twice` });
+      dev.add(d.id);
+    });
+  });
+export type StateFile = z.infer<typeof StateFileSchema>;
+export type StateFileInput = z.input<typeof StateFileSchema>;
+
+/** An empty, valid state. */
+export function emptyState(): StateFile {
+  return StateFileSchema.parse({ version: 1 });
+}
+
+/** Parses state text; a problem is a ValidationError naming the field (`state.wallets.0.chain`). */
+export function parseState(text: string): StateFile {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    throw new ValidationError('state', [{ path: '', message: `not valid JSON: ${(e as Error).message}` }]);
+  }
+  // Policies first through the SDK's own parser, so an unknown rule names `rules.<i>.rule`.
+  const policies = (raw as { policies?: unknown } | null)?.policies;
+  if (Array.isArray(policies)) {
+    policies.forEach((p, i) => {
+      try {
+        parsePolicy(p);
+      } catch (e) {
+        if (e instanceof ValidationError) {
+          throw new ValidationError('state', e.issues.map((x) => ({ path: `policies.${i}.${x.path}`, message: x.message })));
+        }
+        throw e;
+      }
+    });
+  }
+  const r = StateFileSchema.safeParse(raw);
+  if (!r.success) throw new ValidationError('state', toValidationIssues(r.error));
+  return r.data;
+}
+
+export function readStateFile(path: string): StateFile {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new ValidationError('state', [{ path: '', message: `cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}` }]);
+  }
+  return parseState(text);
+}
+
+export function writeStateFile(path: string, state: StateFile): void {
+  const out = { $schema: './state.schema.json', ...state };
+  writeFileAtomic(path, `${JSON.stringify(out, null, 2)}\n`, 0o600);
+}
+
+/** JSON Schema (draft 2020-12) of the state file, as written to `state.schema.json`. */
+export function stateJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(StateFileSchema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+}
+
+export const ATTESTATION_DOMAIN = 'vault-attestation-v1\n';
+
+export function attestationMessage(a: Pick<Attestation, 'wallet' | 'expires_at'>): Uint8Array {
+  return utf8Bytes(ATTESTATION_DOMAIN + canonicalize({ wallet: a.wallet, expires_at: a.expires_at }));
+}
+
+/** Is there an unexpired attestation for `wallet` signed by one of `attesters`? */
+export function attestationValid(state: StateFile, wallet: string, attesters: readonly string[], now: number): boolean {
+  return state.attestation.attestations.some(
+    (a) =>
+      a.wallet === wallet &&
+      a.expires_at > now &&
+      attesters.includes(a.attester) &&
+      verifyEd25519(fromHex(a.sig, 'sig', 64), attestationMessage(a), fromHex(a.attester, 'attester', 32)),
+  );
+}
+
+/** Re-validates one wallet descriptor (used by tests and tooling). */
+export function parseWallet(value: unknown) {
+  return parseWith(WalletDescriptorSchema, value, 'wallet');
+}
+
+/** RFC 8785 text of a value (for comparisons and digests). */
+export function canonicalJson(value: unknown): string {
+  return canonicalize(value);
+}

@@ -1,0 +1,153 @@
+#!/usr/bin/env node
+/**
+ * @module signer/cli
+ * `vault-signer keygen --keystore DIR --curve ed25519|secp256k1 [--scope wallet=ID,chain=NAME] [--drivers FILE | --trust FILE]`
+ * `vault-signer serve --keystore DIR --trust FILE [--state-dir DIR] [--port 7333] [--host 127.0.0.1] [--drivers FILE]`
+ *
+ * The passphrase comes from VAULT_SIGNER_PASSPHRASE or `--passphrase-file` (0600); the token
+ * from VAULT_SIGNER_TOKEN or a 0600 file the signer creates in its state dir. Neither is printed.
+ */
+import { parseWith, VaultError, type Curve } from '@vault/sdk';
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { readSecretFile } from '../http/index.js';
+import { loadDriverModules } from './drivers.js';
+import { createKey, DEFAULT_KDF, type KdfParams, type KeyScope } from './keystore.js';
+import { startSigner } from './serve.js';
+import { DriversConfigSchema, loadTrust, type DriverModuleConfig } from './trust.js';
+
+const USAGE = `usage:
+  vault-signer keygen --keystore DIR --curve ed25519|secp256k1 [--scope wallet=ID,chain=NAME ...] [--drivers FILE | --trust FILE]
+  vault-signer serve  --keystore DIR --trust FILE [--state-dir DIR] [--port 7333] [--host 127.0.0.1] [--drivers FILE]
+options:
+  --passphrase-file FILE   keystore passphrase (else VAULT_SIGNER_PASSPHRASE)
+  --kdf-log2 N             scrypt cost 2^N for new key files (default 17; lower only in tests)`;
+
+class UsageError extends Error {}
+
+function passphrase(file: string | undefined): string {
+  if (file !== undefined) return readSecretFile(file).replace(/\r?\n$/, '');
+  const env = process.env['VAULT_SIGNER_PASSPHRASE'];
+  if (env === undefined || env === '') throw new UsageError('set VAULT_SIGNER_PASSPHRASE or pass --passphrase-file');
+  return env;
+}
+
+function kdfOf(log2: string | undefined): KdfParams {
+  if (log2 === undefined) return DEFAULT_KDF;
+  const n = Number(log2);
+  if (!Number.isInteger(n) || n < 10 || n > 22) throw new UsageError('--kdf-log2 must be an integer 10..22');
+  return { ...DEFAULT_KDF, N: 2 ** n };
+}
+
+/** `wallet=a,chain=xrpl:testnet` (repeatable) -> scope. */
+export function parseScope(values: readonly string[]): KeyScope {
+  const scope: KeyScope = {};
+  for (const v of values) {
+    for (const part of v.split(',').filter((p) => p !== '')) {
+      const eq = part.indexOf('=');
+      const k = part.slice(0, eq);
+      const val = part.slice(eq + 1);
+      if (eq < 1 || val === '' || (k !== 'wallet' && k !== 'chain')) throw new UsageError(`--scope takes wallet=ID or chain=NAME, got ${part}`);
+      const list = k === 'wallet' ? (scope.wallets ??= []) : (scope.chains ??= []);
+      list.push(val);
+    }
+  }
+  return scope;
+}
+
+function driverConfigs(values: { drivers?: string | undefined; trust?: string | undefined }): { configs: readonly DriverModuleConfig[]; base: string } {
+  if (values.drivers !== undefined) {
+    const path = resolve(values.drivers);
+    return { configs: parseWith(DriversConfigSchema, JSON.parse(readFileSync(path, 'utf8')), 'drivers').drivers, base: dirname(path) };
+  }
+  if (values.trust !== undefined) {
+    const path = resolve(values.trust);
+    return { configs: loadTrust(path).file.drivers ?? [], base: dirname(path) };
+  }
+  return { configs: [], base: process.cwd() };
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      keystore: { type: 'string' },
+      curve: { type: 'string' },
+      scope: { type: 'string', multiple: true },
+      trust: { type: 'string' },
+      'state-dir': { type: 'string' },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      drivers: { type: 'string' },
+      'passphrase-file': { type: 'string' },
+      'kdf-log2': { type: 'string' },
+    },
+    strict: true,
+  });
+  if (command === 'keygen') {
+    if (values.keystore === undefined) throw new UsageError('--keystore is required');
+    const curve = values.curve as Curve | undefined;
+    if (curve !== 'ed25519' && curve !== 'secp256k1') throw new UsageError('--curve must be ed25519 or secp256k1');
+    const { configs, base } = driverConfigs(values);
+    const { signers } = await loadDriverModules(configs, base);
+    const key = await createKey(resolve(values.keystore), { curve, passphrase: passphrase(values['passphrase-file']), scope: parseScope(values.scope ?? []), kdf: kdfOf(values['kdf-log2']) });
+    const addresses: Record<string, string> = {};
+    for (const signer of signers.plugins()) {
+      for (const chain of signer.chains) {
+        try {
+          addresses[chain] = signer.deriveAddress(chain, Buffer.from(key.publicKeyHex, 'hex'), curve);
+        } catch {
+          // this family does not take this curve
+        }
+      }
+    }
+    process.stdout.write(`${JSON.stringify({ id: key.id, curve, public_key: key.publicKeyHex, scope: key.scope, file: key.path, addresses }, null, 2)}\n`);
+    return 0;
+  }
+  if (command === 'serve') {
+    if (values.keystore === undefined || values.trust === undefined) throw new UsageError('--keystore and --trust are required');
+    const port = values.port === undefined ? 7333 : Number(values.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('--port must be 0..65535');
+    const signer = await startSigner({
+      keystore: values.keystore,
+      trust: values.trust,
+      ...(values['state-dir'] !== undefined ? { stateDir: values['state-dir'] } : {}),
+      ...(values.drivers !== undefined ? { drivers: values.drivers } : {}),
+      host: values.host ?? '127.0.0.1',
+      port,
+      passphrase: passphrase(values['passphrase-file']),
+      kdf: kdfOf(values['kdf-log2']),
+    });
+    // Handlers first: whoever reads the line below may signal at once.
+    const stop = () => {
+      void signer.stop().then(() => process.exit(0));
+    };
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+    process.stdout.write(
+      `${JSON.stringify({ listening: signer.url, pid: process.pid, receipt_head: signer.state.head, receipt_public_key: signer.state.receiptPublicKey, token_file: signer.tokenFile, repaired_bytes: signer.state.repairedBytes })}\n`,
+    );
+    return -1; // keep running
+  }
+  throw new UsageError(command === undefined ? 'no command' : `unknown command ${command}`);
+}
+
+const isMain = process.argv[1] !== undefined && /(?:^|[\\/])(?:cli\.(?:js|ts|mjs)|vault-signer)$/.test(process.argv[1]);
+if (isMain) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      if (code >= 0) process.exitCode = code;
+    },
+    (e: unknown) => {
+      if (e instanceof UsageError || (e as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+        process.stderr.write(`vault-signer: ${(e as Error).message}\n${USAGE}\n`);
+        process.exitCode = 2;
+      } else {
+        process.stderr.write(`vault-signer: ${e instanceof VaultError ? e.shortMessage : (e as Error).message}\n`);
+        process.exitCode = 1;
+      }
+    },
+  );
+}

@@ -1,0 +1,47 @@
+/**
+ * @module @vault/server/signer
+ * The signer service: holds the keys, re-verifies everything a SignRequest carries against its own
+ * trust file, clock and history, rebuilds the payload with its own driver, and signs only that.
+ * Entry points: `createSignerApp(deps)` (the HTTP routes), `verifyAndSign(request, deps)` (the
+ * checks, in-process), `startSigner(options)` (a whole process), the software keystore behind the
+ * `KeyBackend` interface, and the trust-file schema.
+ */
+export { createSignerApp, SIGN_BODY_LIMIT, DEFAULT_RECEIPTS_LIMIT, MAX_RECEIPTS_LIMIT, type SignerAppDeps } from './app.js';
+export { verifyAndSign, summarize, formatUnits, describeKeys, type SignerDeps, type SignOutcome, type PayloadFateProbe } from './sign.js';
+export {
+  SoftwareKeystore,
+  KeystoreError,
+  KeyFileSchema,
+  KeyScopeSchema,
+  DEFAULT_KDF,
+  createKey,
+  sealKey,
+  openKey,
+  softwareSigningKey,
+  generateSecret,
+  publicKeyOf,
+  keyIdOf,
+  scopeAllows,
+  loadOrCreateReceiptKey,
+  type KeyBackend,
+  type KeyInfo,
+  type KeyScope,
+  type KeyFile,
+  type KdfParams,
+} from './keystore.js';
+export {
+  TrustFileSchema,
+  DriversConfigSchema,
+  DriverModuleSchema,
+  parseTrust,
+  loadTrust,
+  sameDescriptor,
+  trustFileJsonSchema,
+  type Trust,
+  type TrustFile,
+  type DriversConfig,
+  type DriverModuleConfig,
+} from './trust.js';
+export { SignerState, StateEventSchema, type StateEvent, type SignedPayload } from './state.js';
+export { loadDriverModules, resolveModule, type LoadedDrivers } from './drivers.js';
+export { startSigner, resolveToken, type StartSignerOptions, type RunningSigner } from './serve.js';

@@ -1,0 +1,195 @@
+/**
+ * /sign throughput and latency for a request with three approvals, over loopback HTTP, and beside
+ * it in the same run the raw floor: the crypto and the rebuild the signer cannot skip
+ * (verifyApprovals ×3 + evaluatePolicy + buildPayload + the payload signature). The difference is
+ * the server's overhead: HTTP, JSON, schema validation, guards, the receipt (hash + signature) and
+ * the fdatasync'd journal line written before each reply.
+ *
+ * The HTTP server is the real CLI (`node dist/signer/cli.js serve`, built with tsup first) in its
+ * own process, so the client's own work (request validation, JSON, undici) does not count as
+ * server time; the in-process line shows verifyAndSign alone. Every iteration signs a fresh intent
+ * (distinct memo), prepared before timing starts.
+ * Run: `pnpm bench` (or `npx vitest bench --run src/signer/sign.bench.ts`).
+ */
+import {
+  approvalMessage,
+  createSignerClient,
+  evaluatePolicy,
+  normalizeIntent,
+  verifyApprovals,
+  type SignRequest,
+  type SignedApproval,
+} from '@vault/sdk';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createPrivateKey, sign as edSign } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, bench, describe } from 'vitest';
+import { makeWorld, PASSPHRASE, type World } from '../../test/signer/helpers.js';
+import { verifyAndSign } from './sign.js';
+
+const pkg = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+const TOKEN = 'bench-token-0123456789abcdef0123456789';
+const POOL = 4000;
+
+let w: World;
+let child: ChildProcess;
+let benchDir: string;
+let client: ReturnType<typeof createSignerClient>;
+const requests: SignRequest[] = [];
+let next = 0;
+const latency: Record<string, number[]> = { http: [], inproc: [], raw: [], concurrent: [], pairRaw: [], pairHttp: [] };
+
+function fastApprover(world: World) {
+  const keys = new Map(
+    world.approvers.map((a) => [a.id, createPrivateKey({ key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), Buffer.from(a.secret)]), format: 'der', type: 'pkcs8' })]),
+  );
+  return (id: string, who: string): SignedApproval => {
+    const statement = { approver_id: who, intent: id, verdict: 'approve' as const, at: world.clock.now - 5, strong_auth: true };
+    const sig = edSign(null, approvalMessage(statement), keys.get(who)!).toString('hex');
+    return { ...statement, signature: { curve: 'ed25519', sig } };
+  };
+}
+
+function take(): SignRequest {
+  const r = requests[next % requests.length] as SignRequest;
+  next += 1;
+  return r;
+}
+
+function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
+}
+
+beforeAll(async () => {
+  w = await makeWorld({
+    diskState: true,
+    policy: (wallet) => ({
+      wallet,
+      version: 1,
+      rules: [
+        { rule: 'hard_ceiling', max: '900000000' },
+        { rule: 'daily_velocity_cap', limit: '1000000000000000' },
+        { rule: 'approval_threshold', above: '0', required_weight: 3, approvers: [{ id: 'alice', weight: 1 }, { id: 'bob', weight: 1 }, { id: 'carol', weight: 1 }] },
+        { rule: 'destination_blocklist', addresses: [`mem1${'dd'.repeat(20)}`] },
+        { rule: 'require_compliance_clearance' },
+      ],
+    }),
+  });
+  w.clock.now = Math.floor(Date.now() / 1000);
+  w.deps.now = () => Math.floor(Date.now() / 1000);
+  const sign = fastApprover(w);
+  for (let i = 0; i < POOL; i++) requests.push(await w.request({ amount: '2000000', memo: `bench-${i}` }, { sign }));
+  execFileSync(join(pkg, 'node_modules/.bin/tsup'), ['src/signer/cli.ts', '--format', 'esm', '--platform', 'node', '--target', 'node20', '--out-dir', 'dist/signer', '--no-config'], { cwd: pkg, stdio: 'pipe' });
+  benchDir = mkdtempSync(join(tmpdir(), 'vault-signer-bench-'));
+  const trust = join(benchDir, 'trust.json');
+  writeFileSync(trust, JSON.stringify({ ...w.trustFile, drivers: [{ module: join(pkg, 'test/signer/fixtures/memory-driver.mjs') }] }));
+  child = spawn(process.execPath, [join(pkg, 'dist/signer/cli.js'), 'serve', '--keystore', w.keystoreDir, '--trust', trust, '--state-dir', join(benchDir, 'state'), '--port', '0', '--kdf-log2', '10'], {
+    env: { ...process.env, VAULT_SIGNER_PASSPHRASE: PASSPHRASE, VAULT_SIGNER_TOKEN: TOKEN },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((res, rej) => {
+    let out = '';
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('\n')) res((JSON.parse(out.slice(0, out.indexOf('\n'))) as { listening: string }).listening);
+    });
+    child.once('exit', (code) => rej(new Error(`signer exited ${code}`)));
+  });
+  client = createSignerClient({ baseUrl: url, token: TOKEN, timeoutMs: 120_000 });
+}, 300_000);
+
+afterAll(async () => {
+  const line = (k: string) => {
+    const xs = latency[k] as number[];
+    const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
+    return `${k.padEnd(7)} n=${xs.length} mean=${mean.toFixed(3)}ms p50=${pct(xs, 50).toFixed(3)}ms p99=${pct(xs, 99).toFixed(3)}ms => ${(1000 / mean).toFixed(0)}/s`;
+  };
+  const http = latency['http'] as number[];
+  const raw = latency['raw'] as number[];
+  const ratio = http.length && raw.length ? pct(http, 50) / pct(raw, 50) : NaN;
+  const conc = latency['concurrent'] as number[];
+  const concRate = conc.length ? 1000 / (conc.reduce((a, b) => a + b, 0) / conc.length) : NaN;
+  const pr = latency['pairRaw'] as number[];
+  const ph = latency['pairHttp'] as number[];
+  console.log(
+    `\n/sign bench (3 approvals)\n  ${line('pairRaw')}\n  ${line('pairHttp')}\n  paired overhead: http p50 / raw p50 = ${(pct(ph, 50) / pct(pr, 50)).toFixed(2)}x, p99 ${(pct(ph, 99) / pct(pr, 99)).toFixed(2)}x\n  ${line('http')}\n  ${line('inproc')}\n  ${line('raw')}\n  16 concurrent over HTTP: ${concRate.toFixed(0)} signs/s\n  overhead: http p50 / raw p50 = ${ratio.toFixed(2)}x; in-process p50 / raw p50 = ${(pct(latency['inproc'] as number[], 50) / pct(raw, 50)).toFixed(2)}x`,
+  );
+  child?.kill('SIGTERM');
+  w?.cleanup();
+  if (benchDir) rmSync(benchDir, { recursive: true, force: true });
+});
+
+/** The work the signer cannot skip, on one request: verify 3 approvals, re-run policy, rebuild, sign. */
+async function rawFloor(req: SignRequest): Promise<void> {
+  const intent = normalizeIntent(req.intent.request);
+  const { valid } = verifyApprovals(req.approvals, { intentId: req.intent.id, approvers: w.trust.approvers, initiator: intent.initiator });
+  const d = evaluatePolicy(req.policy, intent, { now: w.clock.now, intentId: req.intent.id, history: w.state.history(intent.wallet), approvals: valid, compliance_cleared: true });
+  if (d.decision !== 'allow') throw new Error(d.reasons.join('; '));
+  const built = w.driver.buildPayload({ intent, wallet: w.wallet, params: req.params });
+  await w.chainSigner.signPayload(built, w.keys.signingKey(w.keys.list()[0]!.publicKeyHex)!, req.signer_address);
+}
+
+describe('/sign, three approvals', () => {
+  bench(
+    'raw floor: verifyApprovals(3) + evaluatePolicy + buildPayload + sign',
+    async () => {
+      const t = performance.now();
+      const req = take();
+      await rawFloor(req);
+      latency['raw']!.push(performance.now() - t);
+    },
+    { time: 3000, warmupTime: 300 },
+  );
+
+  bench(
+    'verifyAndSign in-process (all checks + receipt + fdatasync)',
+    async () => {
+      const t = performance.now();
+      const out = await verifyAndSign(take(), w.deps);
+      if (!out.ok) throw new Error(out.refusal.message);
+      latency['inproc']!.push(performance.now() - t);
+    },
+    { time: 3000, warmupTime: 300 },
+  );
+
+  bench(
+    'POST /sign over loopback HTTP (sequential)',
+    async () => {
+      const t = performance.now();
+      const out = await client.sign(take());
+      if (!out.ok) throw new Error(out.refusal.message);
+      latency['http']!.push(performance.now() - t);
+    },
+    { time: 3000, warmupTime: 300 },
+  );
+
+  bench(
+    'POST /sign over loopback HTTP, 16 concurrent (hz x 16 = signs/s)',
+    async () => {
+      const t = performance.now();
+      const outs = await Promise.all(Array.from({ length: 16 }, () => client.sign(take())));
+      if (outs.some((o) => !o.ok)) throw new Error('refused');
+      latency['concurrent']!.push((performance.now() - t) / 16);
+    },
+    { time: 3000, warmupTime: 300 },
+  );
+
+  bench(
+    'paired (load-robust, server warm): raw floor, then POST /sign of a fresh request',
+    async () => {
+      let t = performance.now();
+      await rawFloor(take());
+      latency['pairRaw']!.push(performance.now() - t);
+      t = performance.now();
+      const out = await client.sign(take());
+      if (!out.ok) throw new Error(out.refusal.message);
+      latency['pairHttp']!.push(performance.now() - t);
+    },
+    { time: 4000, warmupTime: 300 },
+  );
+});

@@ -1,0 +1,439 @@
+/**
+ * @module signer/sign
+ * `verifyAndSign(request, deps)`: everything POST /sign does besides HTTP. It trusts nothing in
+ * the request it can check itself, checks in the contract's order and stops at the first failure:
+ *
+ *   intent_tampered → policy_mismatch → approvals → rejected → policy_denied → protected →
+ *   digest_mismatch → not_a_signer → key → chain → sign
+ *
+ * Every outcome (a signature, a refusal, a fault) is a receipt committed durably before the
+ * function returns. Calls are serialised per state: the "never two live payloads for one intent"
+ * rule and the receipt chain need one writer.
+ */
+import {
+  addressFacts,
+  canonicalize,
+  evaluatePolicy,
+  InternalError,
+  intentId as computeIntentId,
+  normalizeIntent,
+  policyDigest,
+  runGuards,
+  sameAddress,
+  sha256Hex,
+  SignerRefusedError,
+  toHex,
+  VaultError,
+  verifyApprovals,
+  walletMembers,
+  type BuiltPayload,
+  type ChainDriver,
+  type ChainSigner,
+  type Contribution,
+  type DriverRegistry,
+  type Finding,
+  type HistoryEntry,
+  type NormalizedIntent,
+  type RefusalReason,
+  type SignRequest,
+  type SignResponse,
+  type SignerRefusal,
+} from '@vault/sdk';
+import type { KeyBackend, KeyInfo, KeyScope } from './keystore.js';
+import { scopeAllows } from './keystore.js';
+import type { SignerState, StateEvent } from './state.js';
+import { sameDescriptor, type Trust } from './trust.js';
+
+/**
+ * An optional driver capability: the fate of a payload on the ledger, looked up by the payload
+ * itself (not by a transaction hash, which depends on every co-signer's signature). When a driver
+ * has it, the signer uses it to decide whether an earlier payload of an intent is dead; without
+ * it the signer falls back to `confirm(chain, digest, built)` and trusts only `dead: true`.
+ */
+export interface PayloadFateProbe {
+  payloadFate(chain: string, built: BuiltPayload): Promise<{ fate: 'applied' | 'dead' | 'live'; code: string; message?: string }>;
+}
+
+export interface SignerDeps {
+  /** The signer's own clock, integer Unix seconds. */
+  now(): number;
+  drivers: DriverRegistry<ChainDriver>;
+  signers: DriverRegistry<ChainSigner>;
+  trust: Trust;
+  keys: KeyBackend;
+  /** Durable receipts and signing history. */
+  state: SignerState;
+}
+
+export type SignOutcome =
+  | { ok: true; response: SignResponse }
+  | { ok: false; refusal: SignerRefusal; receipt_head: string };
+
+const queues = new WeakMap<SignerState, Promise<unknown>>();
+
+/** Lets I/O callbacks (fdatasync completions, socket writes) run between queued jobs. */
+const yieldToIo = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Runs `fn` after every earlier call on the same state has finished. Each job first yields to
+ * the event loop: a chain of promise callbacks alone would starve I/O, so a burst of requests
+ * would hold every reply (and every fsync completion) until the whole burst was verified.
+ */
+function serialised<T>(state: SignerState, fn: () => Promise<T>): Promise<T> {
+  const prev = queues.get(state) ?? Promise.resolve();
+  const job = () => yieldToIo().then(fn);
+  const run = prev.then(job, job);
+  queues.set(state, run.catch(() => undefined));
+  return run;
+}
+
+function refuse(reason: RefusalReason, message: string): never {
+  throw new SignerRefusedError(reason, message);
+}
+
+/**
+ * Verifies a SignRequest (already schema-validated) and signs the payload it rebuilt, or refuses.
+ *
+ * @example
+ * const outcome = await verifyAndSign(request, deps)
+ * if (outcome.ok) reply(200, outcome.response)
+ * else reply(403, outcome.refusal)
+ */
+export async function verifyAndSign(request: SignRequest, deps: SignerDeps): Promise<SignOutcome> {
+  // Checks and the journal write run one at a time; the fdatasync that makes the line durable
+  // runs outside the lock, shared by every request committed meanwhile, and is awaited before
+  // anything is returned.
+  const { outcome, ticket, error } = await serialised(deps.state, async () => {
+    try {
+      const o = await verifyAndSignNow(request, deps);
+      return { outcome: o, ticket: deps.state.ticket, error: undefined };
+    } catch (e) {
+      return { outcome: undefined, ticket: deps.state.ticket, error: e as unknown };
+    }
+  });
+  await deps.state.durable(ticket);
+  if (error !== undefined || outcome === undefined) throw error;
+  return outcome;
+}
+
+async function verifyAndSignNow(req: SignRequest, deps: SignerDeps): Promise<SignOutcome> {
+  const now = deps.now();
+  const events: StateEvent[] = [];
+  const requestDigest = sha256Hex(canonicalize(req));
+  try {
+    const done = await check(req, deps, now, events);
+    const receipt = deps.state.commit(
+      {
+        at: now,
+        kind: done.repeat ? 'sign.repeated' : 'sign.signed',
+        intentId: req.intent.id,
+        body: {
+          request: requestDigest,
+          payload_digest: done.built.digest,
+          signer_address: done.contribution.signer_address,
+          public_key: done.contribution.public_key.hex,
+          signature: done.contribution.signature.hex,
+          summary: done.summary,
+        },
+      },
+      events,
+    );
+    return {
+      ok: true,
+      response: { signature: done.contribution, backend: deps.keys.name, receipt_head: receipt.hash, warnings: done.warnings, summary: done.summary },
+    };
+  } catch (e) {
+    if (e instanceof SignerRefusedError) {
+      const refusal = e.toRefusal();
+      const receipt = deps.state.commit(
+        { at: now, kind: 'sign.refused', intentId: req.intent.id, body: { request: requestDigest, reason: refusal.refused.reason, message: refusal.message } },
+        events,
+      );
+      return { ok: false, refusal, receipt_head: receipt.hash };
+    }
+    // A fault is on the record too, without its details (they may name internals).
+    deps.state.commit({ at: now, kind: 'sign.fault', intentId: req.intent.id, body: { request: requestDigest, error: e instanceof VaultError ? e.code : 'fault' } }, events);
+    throw e;
+  }
+}
+
+interface Checked {
+  built: BuiltPayload;
+  contribution: Contribution;
+  warnings: Finding[];
+  summary: string;
+  repeat: boolean;
+}
+
+async function check(req: SignRequest, deps: SignerDeps, now: number, events: StateEvent[]): Promise<Checked> {
+  const { trust, state } = deps;
+
+  // intent_tampered: the id must be the content address of the request it carries.
+  let normalized: NormalizedIntent;
+  let id: string;
+  try {
+    normalized = normalizeIntent(req.intent.request);
+    id = computeIntentId(normalized);
+  } catch (e) {
+    return refuse('intent_tampered', `the intent request does not normalise: ${(e as Error).message}`);
+  }
+  if (id !== req.intent.id) refuse('intent_tampered', `intent id ${req.intent.id} is not the content address of its request (${id})`);
+
+  // policy_mismatch: the wallet, its descriptor and its policy must be the ones this signer pinned.
+  const trusted = trust.wallet(normalized.wallet);
+  if (!trusted) return refuse('policy_mismatch', `this signer does not serve wallet ${normalized.wallet}`);
+  if (state.firstSeen(id) === undefined) events.push({ t: 'seen', intentId: id, at: now });
+  if (!sameDescriptor(req.wallet, trusted.descriptor)) {
+    refuse('policy_mismatch', `the wallet descriptor of ${normalized.wallet} differs from this signer's trusted copy`);
+  }
+  let digest: string;
+  try {
+    digest = policyDigest(req.policy);
+  } catch (e) {
+    return refuse('policy_mismatch', `the policy is not valid: ${(e as Error).message}`);
+  }
+  if (digest !== req.policy_digest) refuse('policy_mismatch', `the policy hashes to ${digest}, not to policy_digest ${req.policy_digest}`);
+  if (digest !== trusted.policyDigest) refuse('policy_mismatch', `policy ${digest} is not the policy pinned for ${normalized.wallet} (${trusted.policyDigest})`);
+  for (const [i, rule] of req.policy.rules.entries()) {
+    if (rule.rule !== 'approval_threshold') continue;
+    for (const a of rule.approvers) {
+      const known = trust.approvers.get(a.id);
+      if (!known || known.weight !== a.weight) {
+        refuse('policy_mismatch', `${rule.rule}[${i}] gives approver ${a.id} weight ${a.weight}; the trust file ${known ? `says ${known.weight}` : 'does not know it'}`);
+      }
+    }
+  }
+
+  // approvals: every approval must verify against the signer's own approver keys.
+  const verified = verifyApprovals(req.approvals, { intentId: id, approvers: trust.approvers, initiator: normalized.initiator });
+  if (verified.problems.length > 0) {
+    const p = verified.problems[0] as (typeof verified.problems)[number];
+    refuse('approvals', `approval ${p.index} (${p.approver_id ?? 'unknown'}): ${p.reason}: ${p.message}${verified.problems.length > 1 ? ` (and ${verified.problems.length - 1} more)` : ''}`);
+  }
+  const reject = verified.valid.find((a) => a.verdict === 'reject');
+  if (reject) refuse('rejected', `approver ${reject.approver_id} rejected this intent at ${reject.at}`);
+
+  // policy_denied: the policy, re-run on the signer's clock and the signer's own history. A
+  // timelock counts from the later of the claimed created_at and when this signer first saw the
+  // intent: the control plane cannot backdate its way past a timelock.
+  const seenAt = state.firstSeen(id) ?? now;
+  const createdAt = Math.max(req.intent.created_at, seenAt);
+  const decision = evaluatePolicy(req.policy, normalized, {
+    now,
+    created_at: createdAt,
+    intentId: id,
+    history: state.history(normalized.wallet),
+    approvals: verified.valid,
+    compliance_cleared: req.protect.compliance_cleared,
+    attestation_valid: req.protect.attestation_valid,
+  });
+  if (decision.decision !== 'allow') {
+    const extra = decision.decision === 'delay' ? ` (not before ${decision.not_before}; this signer counts from ${createdAt})` : '';
+    refuse('policy_denied', `policy says ${decision.decision}${extra}: ${decision.reasons.join('; ')}`);
+  }
+
+  // protected: the guards, on the driver's own address facts.
+  const chain = trusted.descriptor.chain;
+  if (!deps.drivers.has(chain)) refuse('chain', `no driver for chain ${chain} is loaded in this signer`);
+  const driver = deps.drivers.get(chain);
+  const destination = addressFacts(driver, chain, normalized.destination);
+  const issuer =
+    normalized.asset_issuer !== undefined && driver.validateAddress(chain, normalized.asset_issuer).valid
+      ? addressFacts(driver, chain, normalized.asset_issuer)
+      : undefined;
+  const guards = runGuards({
+    intent: normalized,
+    wallet: trusted.descriptor,
+    protect: req.protect,
+    destination,
+    ...(issuer ? { issuer } : {}),
+    ...(trust.registry ? { registry: trust.registry } : {}),
+  });
+  if (guards.blocked) {
+    refuse('protected', guards.findings.filter((f) => f.severity === 'block').map((f) => `${f.guard}: ${f.detail}`).join('; '));
+  }
+
+  // digest_mismatch: rebuild the payload ourselves; sign only what we built.
+  let built: BuiltPayload;
+  try {
+    built = driver.buildPayload({ intent: normalized, wallet: trusted.descriptor, params: req.params });
+  } catch (e) {
+    if (e instanceof VaultError && e.code !== -32603) {
+      return refuse('digest_mismatch', `the driver cannot build a payload from this request: ${e.shortMessage}`);
+    }
+    throw e;
+  }
+  const expected = req.expected_payload_digest.replace(/^0x/, '');
+  const rebuilt = built.digest.toLowerCase().replace(/^0x/, '');
+  if (rebuilt !== expected) refuse('digest_mismatch', `the rebuilt payload hashes to ${rebuilt}, not to expected_payload_digest ${expected}`);
+
+  // not_a_signer: the address must be a member of the wallet and controlled by a key we hold.
+  const { members } = walletMembers(trusted.descriptor);
+  const member = members.find((m) => sameAddress(m.address, req.signer_address));
+  if (!member) refuse('not_a_signer', `${req.signer_address} is not a signer of ${normalized.wallet}`);
+  if (!deps.signers.has(chain)) refuse('chain', `no signing driver for chain ${chain} is loaded in this signer`);
+  const chainSigner = deps.signers.get(chain);
+  const held = deps.keys.list().filter((k) => controls(chainSigner, chain, k, member.address));
+  if (held.length === 0) refuse('not_a_signer', `no key of this signer controls ${member.address}`);
+
+  // key: the right curve, in scope, unlocked.
+  const key = held[0] as KeyInfo;
+  if (key.curve !== member.curve) refuse('key', `${member.address} is a ${member.curve} signer; the key held for it is ${key.curve}`);
+  const scope: KeyScope[] = [key.scope, trust.keyScope(key.publicKeyHex) ?? {}];
+  if (!scope.every((s) => scopeAllows(s, normalized.wallet, chain))) {
+    refuse('key', `key ${key.id} is out of scope for wallet ${normalized.wallet} on ${chain}`);
+  }
+  const signingKey = deps.keys.signingKey(key.publicKeyHex);
+  if (!signingKey) refuse('key', `key ${key.id} is locked`);
+
+  // chain: the fee the control plane chose must be within the trust file's cap.
+  const fee = req.params.kind === 'xrpl' ? req.params.base_fee_drops : req.params.kind === 'stellar' ? req.params.base_fee_stroops : undefined;
+  if (trusted.maxFee !== undefined && fee !== undefined && fee > trusted.maxFee) {
+    refuse('chain', `fee ${fee} is above the max_fee ${trusted.maxFee} this signer accepts for ${normalized.wallet}`);
+  }
+
+  // chain: one live payload per intent. Re-signing the same payload is idempotent; a different
+  // one only once every earlier payload is provably dead on the ledger.
+  const earlier = state.signedFor(id);
+  const repeat = earlier.some((p) => p.digest === built.digest);
+  if (!repeat) {
+    for (const p of earlier) {
+      if (p.dead) continue;
+      const fate = await payloadFate(driver, p.chain, { payload: p.payload, digest: p.digest, summary: p.summary });
+      if (fate.fate !== 'dead') {
+        refuse('chain', `payload ${p.digest} was already signed for ${id} and is ${fate.fate} on the ledger (${fate.code}); refusing a second payload`);
+      }
+      events.push({ t: 'dead', intentId: id, digest: p.digest, at: now, code: fate.code });
+    }
+  }
+
+  let contribution: Contribution;
+  try {
+    contribution = await chainSigner.signPayload(built, signingKey, member.address);
+  } catch (e) {
+    if (e instanceof SignerRefusedError) throw e;
+    if (e instanceof VaultError && e.code !== -32603) return refuse('key', `the driver could not sign with key ${key.id}: ${e.shortMessage}`);
+    throw e;
+  }
+  if (!sameAddress(contribution.signer_address, member.address) || contribution.public_key.hex !== key.publicKeyHex) {
+    throw new InternalError(`driver ${chainSigner.name} returned a contribution for another key`);
+  }
+
+  const summary = summarize(normalized, chain);
+  const history: HistoryEntry = {
+    intentId: id,
+    created_at: now,
+    amount: normalized.amount,
+    status: 'allowed',
+    initiator: normalized.initiator,
+    op: normalized.operation.op,
+    ...(normalized.asset_symbol !== undefined ? { asset_symbol: normalized.asset_symbol } : {}),
+    ...(normalized.asset_issuer !== undefined ? { asset_issuer: normalized.asset_issuer } : {}),
+  };
+  events.push({
+    t: 'signed',
+    intentId: id,
+    wallet: normalized.wallet,
+    chain,
+    at: now,
+    digest: built.digest,
+    payload: built.payload,
+    summary: built.summary,
+    signer_address: member.address,
+    contribution,
+    history,
+  });
+  return { built, contribution, warnings: guards.warnings, summary, repeat };
+}
+
+function controls(signer: ChainSigner, chain: string, key: KeyInfo, address: string): boolean {
+  try {
+    return sameAddress(signer.deriveAddress(chain, key.publicKey, key.curve), address);
+  } catch {
+    return false;
+  }
+}
+
+/** Asks the ledger, through the signer's own driver, what became of an earlier payload. */
+async function payloadFate(driver: ChainDriver, chain: string, built: BuiltPayload): Promise<{ fate: 'applied' | 'dead' | 'live'; code: string }> {
+  try {
+    const probe = (driver as Partial<PayloadFateProbe>).payloadFate;
+    if (typeof probe === 'function') return await probe.call(driver, chain, built);
+    const r = await driver.confirm(chain, built.digest, built);
+    if (r.status === 'failed' && r.dead) return { fate: 'dead', code: r.code };
+    return { fate: r.status === 'confirmed' ? 'applied' : 'live', code: r.status === 'failed' ? r.code : r.status };
+  } catch (e) {
+    return refuse('chain', `cannot establish on the ledger whether payload ${built.digest} is dead: ${e instanceof VaultError ? e.shortMessage : 'driver fault'}`);
+  }
+}
+
+const VERBS: Record<NormalizedIntent['operation']['op'], string> = {
+  transfer: 'send',
+  issue: 'issue',
+  clawback: 'claw back',
+  authorize_holder: 'authorize holder for',
+  mpt_create: 'create token',
+  account_flags: 'set account flags on',
+  contract_call: 'call contract',
+};
+
+/** `1250`, 2 -> `12.5`. */
+export function formatUnits(amount: string, decimals: number): string {
+  if (decimals === 0) return amount;
+  const padded = amount.padStart(decimals + 1, '0');
+  const whole = padded.slice(0, padded.length - decimals);
+  const frac = padded.slice(padded.length - decimals).replace(/0+$/, '');
+  return frac ? `${whole}.${frac}` : whole;
+}
+
+/**
+ * One line a human can check against what they approved.
+ *
+ * @example
+ * summarize(normalizeIntent({ wallet: 'w', destination: 'rYYY', amount: '1250', asset_symbol: 'USD', asset_issuer: 'rXXX', asset_decimals: 2 }), 'xrpl:testnet')
+ * // 'send 12.5 USD.rXXX to rYYY on xrpl:testnet'
+ */
+export function summarize(intent: NormalizedIntent, chain: string): string {
+  const op = intent.operation;
+  const asset = intent.asset_symbol === undefined ? 'native' : intent.asset_issuer === undefined ? intent.asset_symbol : `${intent.asset_symbol}.${intent.asset_issuer}`;
+  const amount = `${formatUnits(intent.amount, intent.asset_decimals)} ${asset}`;
+  switch (op.op) {
+    case 'transfer':
+    case 'issue':
+      return `${VERBS[op.op]} ${amount} to ${intent.destination} on ${chain}`;
+    case 'clawback':
+      return `claw back ${amount} from ${intent.destination} on ${chain}`;
+    case 'authorize_holder':
+      return `${op.revoke ? 'revoke' : 'authorize'} holder ${intent.destination} of ${asset} on ${chain}`;
+    case 'mpt_create':
+      return `create token (scale ${op.asset_scale}, flags 0x${op.flags.toString(16)}) from ${intent.wallet} on ${chain}`;
+    case 'account_flags':
+      return `set account flags (set ${op.set ?? '-'}, clear ${op.clear ?? '-'}) on ${intent.wallet} on ${chain}`;
+    case 'contract_call':
+      return `call contract ${intent.destination} with ${amount} (${(op.data_hex.length - 2) / 2} bytes of data) on ${chain}`;
+  }
+}
+
+/** Public facts about the keys, as GET /keys shows them (never a secret). */
+export function describeKeys(deps: Pick<SignerDeps, 'keys' | 'trust' | 'signers'>): unknown[] {
+  return deps.keys.list().map((k) => {
+    const trustScope = deps.trust.keyScope(k.publicKeyHex);
+    const addresses: Record<string, string> = {};
+    for (const chain of deps.signers.chains()) {
+      try {
+        addresses[chain] = deps.signers.get(chain).deriveAddress(chain, k.publicKey, k.curve);
+      } catch {
+        // this chain's family does not take this curve
+      }
+    }
+    return {
+      id: k.id,
+      curve: k.curve,
+      public_key: toHex(k.publicKey),
+      backend: deps.keys.name,
+      unlocked: k.unlocked,
+      scope: { key_file: k.scope, trust_file: trustScope ?? null },
+      addresses,
+    };
+  });
+}

@@ -1,0 +1,74 @@
+import { createReceipt, verifyReceiptChain, type ReceiptRecord } from '@vault/sdk';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SignerState } from './state.js';
+
+const KEY = new Uint8Array(32).fill(7);
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'signer-state-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+
+describe('SignerState', () => {
+  it('commits receipts with their events durably, and replays them on reopen', () => {
+    const s = SignerState.open(dir, KEY);
+    const id = `int_${'b'.repeat(64)}`;
+    s.commit({ at: 10, kind: 'sign.refused', intentId: id, body: {} }, [{ t: 'seen', intentId: id, at: 10 }]);
+    s.commit({ at: 20, kind: 'sign.refused', intentId: id, body: {} }, [{ t: 'seen', intentId: id, at: 20 }]);
+    expect(s.firstSeen(id)).toBe(10);
+    const head = s.head;
+    s.close();
+    expect(statSync(join(dir, 'journal.jsonl')).mode & 0o777).toBe(0o600);
+    const again = SignerState.open(dir, KEY);
+    expect(again.head).toBe(head);
+    expect(again.length).toBe(2);
+    expect(again.firstSeen(id)).toBe(10);
+    expect(again.recent(1)[0]?.at).toBe(20);
+    expect(verifyReceiptChain(again.records(), again.receiptPublicKey).verified).toBe(true);
+    again.close();
+  });
+
+  it('cuts a torn tail left by a crash mid-append, and keeps appending after it', () => {
+    const s = SignerState.open(dir, KEY);
+    s.commit({ at: 1, kind: 'k', body: 1 });
+    s.close();
+    appendFileSync(join(dir, 'journal.jsonl'), '{"receipt":{"seq":1,"at":');
+    const again = SignerState.open(dir, KEY);
+    expect(again.repairedBytes).toBeGreaterThan(0);
+    again.commit({ at: 2, kind: 'k', body: 2 });
+    again.close();
+    const third = SignerState.open(dir, KEY);
+    expect(third.length).toBe(2);
+    expect(third.verify().verified).toBe(true);
+    third.close();
+  });
+
+  it('refuses to start on a journal that was edited, or that is not JSON', () => {
+    const s = SignerState.open(dir, KEY);
+    s.commit({ at: 1, kind: 'k', body: 1 });
+    s.commit({ at: 2, kind: 'k', body: 2 });
+    s.close();
+    const path = join(dir, 'journal.jsonl');
+    const original = readFileSync(path, 'utf8');
+    writeFileSync(path, original.replace('"at":1', '"at":5'));
+    expect(() => SignerState.open(dir, KEY)).toThrow(/does not verify/);
+    writeFileSync(path, `not json\n${original}`);
+    expect(() => SignerState.open(dir, KEY)).toThrow(/not JSON/);
+    writeFileSync(path, `{"receipt":{}}\n`);
+    expect(() => SignerState.open(dir, KEY)).toThrow(/malformed/);
+  });
+
+  it('one process per state directory: a live holder blocks, a dead one is taken over', () => {
+    const s = SignerState.open(dir, KEY);
+    expect(() => SignerState.open(dir, KEY)).toThrow(/in use by signer process/);
+    s.close();
+    writeFileSync(join(dir, 'signer.lock'), '999999999\n');
+    const t = SignerState.open(dir, KEY);
+    t.close();
+    expect(() => t.commit({ at: 1, kind: 'k', body: 1 })).toThrow(/closed/);
+  });
+});

@@ -1,0 +1,143 @@
+/**
+ * @module signer/trust
+ * The signer's own trust file: the wallets it serves (descriptors) with the policy digest pinned
+ * for each, the approvers whose signatures count (public key, weight, revoked), the scope of each
+ * key, an optional canonical asset registry for the counterfeit guard, and optionally the driver
+ * modules to load. It is written by the operator, never taken from the control plane: every
+ * SignRequest is checked against it.
+ */
+import {
+  AssetSpecSchema,
+  canonicalize,
+  DigestSchema,
+  parseWith,
+  ValidationError,
+  WalletDescriptorSchema,
+  type ApproverKey,
+  type AssetRegistry,
+  type WalletDescriptor,
+} from '@vault/sdk';
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { KeyScopeSchema, type KeyScope } from './keystore.js';
+
+/** One driver module to load: `module` exports `createDriver(options)` and `createSigner(options)`. */
+export const DriverModuleSchema = z.strictObject({
+  module: z.string().min(1).max(1024),
+  options: z.record(z.string(), z.unknown()).optional(),
+});
+export type DriverModuleConfig = z.infer<typeof DriverModuleSchema>;
+
+export const DriversConfigSchema = z.strictObject({
+  drivers: z.array(DriverModuleSchema).max(64),
+});
+export type DriversConfig = z.infer<typeof DriversConfigSchema>;
+
+export const TrustFileSchema = z
+  .strictObject({
+    format: z.literal('vault-signer-trust').describe('Constant tag of this file.'),
+    version: z.literal(1),
+    wallets: z
+      .array(
+        z.strictObject({
+          descriptor: WalletDescriptorSchema.describe('The wallet exactly as the signer expects SignRequest.wallet to be.'),
+          policy_digest: DigestSchema.describe('sha256(JCS(PolicySet)) of the only policy the signer accepts for this wallet.'),
+          max_fee: z
+            .int()
+            .min(0)
+            .optional()
+            .describe('Largest fee the signer signs for, in the params fee unit (xrpl base_fee_drops, stellar base_fee_stroops). A compromised control plane chooses params and their digest together: this caps what it can burn in fees.'),
+        }),
+      )
+      .min(1)
+      .max(1024),
+    approvers: z
+      .array(
+        z.strictObject({
+          id: z.string().min(1).max(128),
+          public_key: z.string().regex(/^[0-9a-f]{64}$/, 'approver public_key is a 32-byte ed25519 key as lowercase hex'),
+          weight: z.int().min(1).max(1_000_000).describe('Must equal the weight any pinned policy gives this approver.'),
+          revoked: z.boolean().optional(),
+        }),
+      )
+      .max(1024),
+    keys: z
+      .array(
+        z.strictObject({
+          public_key: z.string().regex(/^[0-9a-f]+$/),
+          scope: KeyScopeSchema,
+        }),
+      )
+      .max(1024)
+      .optional()
+      .describe('Scope per key (intersected with the scope in the key file). A key not listed keeps its key-file scope.'),
+    assets: z
+      .strictObject({ assets: z.array(AssetSpecSchema).max(10000), reserved: z.array(z.string().max(64)).max(10000) })
+      .optional()
+      .describe('Canonical asset registry for the counterfeit_asset guard.'),
+    drivers: z.array(DriverModuleSchema).max(64).optional(),
+  })
+  .superRefine((t, ctx) => {
+    const wallets = new Set<string>();
+    t.wallets.forEach((w, i) => {
+      if (wallets.has(w.descriptor.wallet)) ctx.addIssue({ code: 'custom', path: ['wallets', i, 'descriptor', 'wallet'], message: `wallet ${w.descriptor.wallet} is listed twice` });
+      wallets.add(w.descriptor.wallet);
+    });
+    const ids = new Set<string>();
+    t.approvers.forEach((a, i) => {
+      if (ids.has(a.id)) ctx.addIssue({ code: 'custom', path: ['approvers', i, 'id'], message: `approver ${a.id} is listed twice` });
+      ids.add(a.id);
+    });
+  });
+export type TrustFile = z.infer<typeof TrustFileSchema>;
+
+/** The trust file, indexed for the checks /sign makes. */
+export interface Trust {
+  readonly file: TrustFile;
+  wallet(id: string): { descriptor: WalletDescriptor; policyDigest: string; maxFee: number | undefined } | undefined;
+  readonly approvers: ReadonlyMap<string, ApproverKey & { weight: number }>;
+  /** The trust file's scope for a key, or undefined when it does not list the key. */
+  keyScope(publicKeyHex: string): KeyScope | undefined;
+  readonly registry: AssetRegistry | undefined;
+}
+
+/**
+ * Validates a trust document (a ValidationError names the failing field, prefixed `trust.`).
+ *
+ * @example
+ * const trust = parseTrust(JSON.parse(readFileSync('trust.json', 'utf8')))
+ */
+export function parseTrust(doc: unknown): Trust {
+  const file = parseWith(TrustFileSchema, doc, 'trust');
+  const wallets = new Map(file.wallets.map((w) => [w.descriptor.wallet, { descriptor: w.descriptor, policyDigest: w.policy_digest, maxFee: w.max_fee }]));
+  const approvers = new Map(file.approvers.map((a) => [a.id, { publicKey: a.public_key, revoked: a.revoked ?? false, weight: a.weight }]));
+  const scopes = new Map((file.keys ?? []).map((k) => [k.public_key, k.scope]));
+  return {
+    file,
+    wallet: (id) => wallets.get(id),
+    approvers,
+    keyScope: (pk) => scopes.get(pk),
+    registry: file.assets,
+  };
+}
+
+/** Reads and validates a trust file. */
+export function loadTrust(path: string): Trust {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (cause) {
+    throw new ValidationError('trust', [{ path: '', message: `${path} is not readable JSON` }], { cause });
+  }
+  return parseTrust(raw);
+}
+
+/** True when two wallet descriptors are the same wallet (canonical JSON equality). */
+export function sameDescriptor(a: WalletDescriptor, b: WalletDescriptor): boolean {
+  return canonicalize(a) === canonicalize(b);
+}
+
+/** JSON Schema of the trust file (draft 2020-12), as printed in README-signer.md. */
+export function trustFileJsonSchema(): unknown {
+  return z.toJSONSchema(TrustFileSchema, { io: 'input', unrepresentable: 'any' });
+}

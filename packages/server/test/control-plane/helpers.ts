@@ -1,0 +1,187 @@
+/**
+ * Shared set-up of the control-plane tests: a state directory, a memory ledger and driver, a
+ * wallet, approver devices, a test signer service, and the control plane listening on a real
+ * loopback socket. The typed SDK client talks to it.
+ */
+import { createControlPlaneClient, generateEd25519KeyPair, type ChainDriver, signApproval, toHex, type ControlPlaneClient, type PolicySet, type Rule, type SignedApproval, type WalletDescriptor } from '@vault/sdk';
+import { MemoryLedger, createMemoryDriver, memoryWallet, type MemoryDriver } from '@vault/sdk/testing';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { initStateDir, startControlPlane, type RunningControlPlane } from '../../src/control-plane/run.js';
+import { emptyState, type StateFile } from '../../src/control-plane/state.js';
+// @ts-expect-error plain JS fixture
+import { startTestSigner } from './fixtures/test-signer.mjs';
+
+export const PASSPHRASE = 'correct horse battery staple';
+export const FAST_SCRYPT = { N: 1024, r: 8, p: 1 };
+
+export interface Approver {
+  id: string;
+  secretKey: Uint8Array;
+  publicKeyHex: string;
+}
+
+export function makeApprover(id: string): Approver {
+  const k = generateEd25519KeyPair();
+  return { id, secretKey: k.secretKey, publicKeyHex: k.publicKeyHex };
+}
+
+export interface TestSigner {
+  url: string;
+  calls: { signer_address: string; intent: string; token: string }[];
+  mode: { refuse: string | null; down: boolean; delayMs: number };
+  close(): Promise<void>;
+}
+
+export interface Harness {
+  dir: string;
+  url: string;
+  running: RunningControlPlane;
+  client: ControlPlaneClient;
+  ledger: MemoryLedger;
+  driver: MemoryDriver;
+  wallet: WalletDescriptor;
+  address: string;
+  approvers: Record<string, Approver>;
+  signer: TestSigner;
+  signerToken: string;
+  clock: { now: number };
+  logs: string[];
+  state: StateFile;
+  approve(intent: string, who: string, verdict?: 'approve' | 'reject', strong?: boolean): SignedApproval;
+  dest(): string;
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  rules?: Rule[];
+  members?: number;
+  quorum?: number;
+  approverIds?: string[];
+  /** Extra state fields. */
+  state?: Partial<StateFile>;
+  /** Leave these member addresses without a signer endpoint. */
+  unsignedMembers?: number;
+  unlock?: boolean;
+  sessionIdleSeconds?: number;
+  sessionAbsoluteSeconds?: number;
+  unlockLimit?: { max: number; windowSeconds: number };
+  confirmAttempts?: number;
+  /** Replace the driver (the control plane and the test signer both use the wrapped one). */
+  wrapDriver?: (d: MemoryDriver) => ChainDriver;
+}
+
+let counter = 0;
+
+/** A fresh memory address nobody controls. */
+export function freshAddress(): string {
+  counter += 1;
+  return `mem1${toHex(generateEd25519KeyPair().publicKey).slice(0, 40)}`;
+}
+
+export async function setup(opts: HarnessOptions = {}): Promise<Harness> {
+  const dir = mkdtempSync(join(tmpdir(), 'vault-cp-'));
+  const clock = { now: 1_767_225_600 }; // 2026-01-01T00:00:00Z, a Thursday
+  const ledger = new MemoryLedger({ chain: 'memory:devnet' });
+  const plain = createMemoryDriver({ ledger });
+  const driver = (opts.wrapDriver ? opts.wrapDriver(plain) : plain) as MemoryDriver;
+  const mw = memoryWallet({ ledger, wallet: 'ops', members: opts.members ?? 3, quorum: opts.quorum ?? 2 });
+  const approvers: Record<string, Approver> = {};
+  for (const id of opts.approverIds ?? ['alice', 'bob', 'carol']) approvers[id] = makeApprover(id);
+  const policy: PolicySet = { wallet: 'ops', version: 1, rules: opts.rules ?? [{ rule: 'always_allow' }] };
+  const signerToken = `signer-token-${Math.random().toString(36).slice(2)}-abcdefgh`;
+  const keyMap = new Map(mw.wallet.control.kind === 'native_multisig' ? mw.wallet.control.signers.map((s, i) => [s.address, mw.keys[i]]) : []);
+  let running!: RunningControlPlane;
+  const signer = (await startTestSigner({
+    token: signerToken,
+    keys: keyMap,
+    driver,
+    now: () => clock.now,
+    approvers: () => new Map((running ? running.cp.state.devices : []).filter((d) => d.role === 'approver').map((d) => [d.id, { publicKey: d.public_key, revoked: d.revoked_at !== null }])),
+  })) as TestSigner;
+  const members = mw.wallet.control.kind === 'native_multisig' ? mw.wallet.control.signers : [];
+  const unsigned = opts.unsignedMembers ?? 0;
+  const state: StateFile = {
+    ...emptyState(),
+    wallets: [mw.wallet],
+    policies: [policy],
+    devices: Object.values(approvers).map((a) => ({ id: a.id, role: 'approver' as const, label: a.id, public_key: a.publicKeyHex, paired_at: clock.now, revoked_at: null })),
+    signers: Object.fromEntries(members.slice(unsigned).map((s) => [s.address, { url: signer.url, token: signerToken }])),
+    ...opts.state,
+  };
+  await initStateDir({ stateDir: dir, passphrase: PASSPHRASE, scrypt: FAST_SCRYPT, state });
+  const logs: string[] = [];
+  const start = () =>
+    startControlPlane({
+      stateDir: dir,
+      drivers: [driver],
+      now: () => clock.now,
+      log: (l) => logs.push(l),
+      accessLog: true,
+      confirmAttempts: opts.confirmAttempts ?? 3,
+      confirmDelayMs: 5,
+      ...(opts.sessionIdleSeconds ? { sessionIdleSeconds: opts.sessionIdleSeconds } : {}),
+      ...(opts.sessionAbsoluteSeconds ? { sessionAbsoluteSeconds: opts.sessionAbsoluteSeconds } : {}),
+      unlockLimit: opts.unlockLimit ?? { max: 1000, windowSeconds: 60 },
+    });
+  running = await start();
+  const h: Harness = {
+    dir,
+    url: running.url,
+    running,
+    client: createControlPlaneClient({ baseUrl: running.url }),
+    ledger,
+    driver,
+    wallet: mw.wallet,
+    address: mw.address,
+    approvers,
+    signer,
+    signerToken,
+    clock,
+    logs,
+    get state() {
+      return running.cp.state;
+    },
+    approve(intent, who, verdict = 'approve', strong = true) {
+      const a = approvers[who];
+      if (!a) throw new Error(`no approver ${who}`);
+      return signApproval({ approver_id: who, intent, verdict, at: clock.now, strong_auth: strong }, a.secretKey);
+    },
+    dest: freshAddress,
+    async restart() {
+      await running.close();
+      running = await start();
+      h.running = running;
+      h.url = running.url;
+      h.client = createControlPlaneClient({ baseUrl: running.url });
+      await h.client.unlock(PASSPHRASE);
+    },
+    async close() {
+      await running.close().catch(() => undefined);
+      await signer.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  Object.defineProperty(h, 'state', { get: () => running.cp.state });
+  if (opts.unlock !== false) await h.client.unlock(PASSPHRASE);
+  return h;
+}
+
+/** Raw fetch with a session token (for bodies the typed client would refuse to send). */
+export async function raw(h: Harness, method: string, path: string, init: { body?: string; headers?: Record<string, string>; token?: string | null } = {}): Promise<{ status: number; body: any; text: string }> {
+  const headers: Record<string, string> = { ...init.headers };
+  const token = init.token === undefined ? h.client.getToken() : init.token;
+  if (token) headers['authorization'] = `Bearer ${token}`;
+  if (init.body !== undefined && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(`${h.url}${path}`, { method, headers, ...(init.body !== undefined ? { body: init.body } : {}) });
+  const text = await res.text();
+  let body: unknown = undefined;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  return { status: res.status, body, text };
+}

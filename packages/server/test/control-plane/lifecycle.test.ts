@@ -1,0 +1,367 @@
+/**
+ * The intent lifecycle over real sockets (DESIGN §5): every status, every execute outcome, the
+ * approval rules, idempotence and concurrency. The memory ledger is the independent witness.
+ */
+import { SessionError, SignerRefusedError, ValidationError, VaultError, RefusedError, StoredIntentSchema, type Rule } from '@vault/sdk';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { PASSPHRASE, raw, setup, type Harness } from './helpers.js';
+
+// Real sockets, fsync and scrypt on a shared 2-core machine: allow for slow moments.
+vi.setConfig({ testTimeout: 30_000, hookTimeout: 30_000 });
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+const threshold = (above = '1000'): Rule => ({
+  rule: 'approval_threshold',
+  above,
+  required_weight: 2,
+  approvers: [
+    { id: 'alice', weight: 1 },
+    { id: 'bob', weight: 1 },
+    { id: 'carol', weight: 1 },
+  ],
+});
+
+async function expectError(p: Promise<unknown>): Promise<VaultError> {
+  try {
+    await p;
+  } catch (e) {
+    return e as VaultError;
+  }
+  throw new Error('expected an error');
+}
+
+describe('intent lifecycle', () => {
+  it('allowed -> execute -> confirmed, with txHash, receiptHead and the ledger holding the transaction', async () => {
+    h = await setup();
+    const dest = h.dest();
+    const created = await h.client.createIntent({ wallet: 'ops', destination: dest, amount: '2500' });
+    expect(created.status).toBe('allowed');
+    expect(created.decision.decision).toBe('allow');
+    const out = await h.client.execute(created.intentId);
+    expect(out.status).toBe('confirmed');
+    expect(out.txHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(out.signers.filter((s) => s.ok)).toHaveLength(3);
+    expect(out.weight).toBeGreaterThanOrEqual(out.quorum);
+    expect(h.ledger.tx(out.txHash as string)).not.toBeNull();
+    expect(h.ledger.balance(dest)).toBe(2500n);
+    const stored = await h.client.intent(created.intentId);
+    expect(stored.status).toBe('confirmed');
+    expect(StoredIntentSchema.parse(stored).execution?.txHash).toBe(out.txHash);
+    // idempotent: the same outcome, nothing submitted twice
+    const again = await h.client.execute(created.intentId);
+    expect(again).toEqual(out);
+    expect(h.ledger.txs()).toHaveLength(1);
+    const verify = await h.client.ledgerVerify();
+    expect(verify.verified).toBe(true);
+    expect(verify.head).toBe(out.receiptHead);
+  });
+
+  it('a replayed creation returns the original unchanged (same id, decision, receipt head)', async () => {
+    h = await setup();
+    const dest = h.dest();
+    const a = await h.client.createIntent({ wallet: 'ops', destination: dest, amount: '7', memo: 'x' });
+    h.clock.now += 100;
+    const b = await h.client.createIntent({ wallet: 'ops', destination: dest, amount: '7', memo: 'x', asset_decimals: 6, initiator: 'operator' });
+    expect(b).toEqual(a);
+    const [c, d] = await Promise.all([
+      h.client.createIntent({ wallet: 'ops', destination: dest, amount: '8' }),
+      h.client.createIntent({ wallet: 'ops', destination: dest, amount: '8' }),
+    ]);
+    expect(c).toEqual(d);
+    expect((await h.client.intents()).length).toBe(2);
+  });
+
+  it('pending_approvals -> approve-signed recomputes current_weight -> allowed -> confirmed', async () => {
+    h = await setup({ rules: [{ rule: 'always_allow' }, threshold()] });
+    const { intentId, status, decision } = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '5000' });
+    expect(status).toBe('pending_approvals');
+    expect(decision.required_weight).toBe(2);
+    expect(decision.current_weight).toBe(0);
+    const e = await expectError(h.client.execute(intentId));
+    expect(e).toBeInstanceOf(RefusedError);
+    expect(e.data).toMatchObject({ stage: 'policy', reason: 'pending_approvals' });
+    const one = await h.client.approveSigned(intentId, h.approve(intentId, 'alice'));
+    expect(one.status).toBe('pending_approvals');
+    expect(one.decision.current_weight).toBe(1);
+    const two = await h.client.approveSigned(intentId, h.approve(intentId, 'bob'));
+    expect(two.status).toBe('allowed');
+    expect(two.decision.current_weight).toBe(2);
+    const out = await h.client.execute(intentId);
+    expect(out.status).toBe('confirmed');
+    // the signers were sent both approvals and re-verified them
+    const stored = await h.client.intent(intentId);
+    expect(stored.approvals.map((a) => a.approver_id).sort()).toEqual(['alice', 'bob']);
+  });
+
+  it('a reject verdict makes the intent denied with rejectedBy; execute answers denied; denied is final', async () => {
+    h = await setup({ rules: [{ rule: 'always_allow' }, threshold()] });
+    const { intentId } = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '5000' });
+    await h.client.approveSigned(intentId, h.approve(intentId, 'alice'));
+    const r = await h.client.approveSigned(intentId, h.approve(intentId, 'carol', 'reject'));
+    expect(r.status).toBe('denied');
+    expect(r.rejectedBy).toBe('carol');
+    const out = await h.client.execute(intentId);
+    expect(out.status).toBe('denied');
+    expect(h.ledger.txs()).toHaveLength(0);
+    const e = await expectError(h.client.approveSigned(intentId, h.approve(intentId, 'bob')));
+    expect(e).toBeInstanceOf(RefusedError);
+    expect((await h.client.intent(intentId)).status).toBe('denied');
+  });
+
+  it('approve-signed: 400 for an unknown approver, a wrong intent, a bad signature, the initiator approving their own intent', async () => {
+    h = await setup({ rules: [{ rule: 'always_allow' }, threshold()] });
+    const { intentId } = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '5000', initiator: 'device:alice' });
+    const { intentId: other } = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '5001' });
+
+    const unknown = { ...h.approve(intentId, 'alice'), approver_id: 'mallory' };
+    const r1 = await raw(h, 'POST', `/intent/${intentId}/approve-signed`, { body: JSON.stringify(unknown) });
+    expect(r1.status).toBe(400);
+    expect(r1.body.error).toMatchObject({ code: 4000, data: { path: 'approver_id', reason: 'unknown_approver' } });
+
+    const wrong = h.approve(other, 'bob');
+    const r2 = await raw(h, 'POST', `/intent/${intentId}/approve-signed`, { body: JSON.stringify(wrong) });
+    expect(r2.status).toBe(400);
+    expect(r2.body.error.data).toMatchObject({ path: 'intent', reason: 'wrong_intent' });
+
+    const good = h.approve(intentId, 'bob');
+    const bad = { ...good, signature: { curve: 'ed25519', sig: (good.signature.sig[0] === '0' ? '1' : '0') + good.signature.sig.slice(1) } };
+    const r3 = await raw(h, 'POST', `/intent/${intentId}/approve-signed`, { body: JSON.stringify(bad) });
+    expect(r3.status).toBe(400);
+    expect(r3.body.error.data).toMatchObject({ path: 'signature.sig', reason: 'bad_signature' });
+
+    const self = await expectError(h.client.approveSigned(intentId, h.approve(intentId, 'alice')));
+    expect(self).toBeInstanceOf(ValidationError);
+    expect(self.data).toMatchObject({ reason: 'self_approval' });
+    expect((await h.client.intent(intentId)).approvals).toHaveLength(0);
+  });
+
+  it('timelocked becomes allowed on read once now >= not_before, and on execute', async () => {
+    h = await setup({ rules: [{ rule: 'always_allow' }, { rule: 'timelock_above', above: '100', seconds: 3600 }] });
+    const a = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '500' });
+    const b = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '501' });
+    expect(a.status).toBe('timelocked');
+    expect(a.decision.not_before).toBe(h.clock.now + 3600);
+    const early = await expectError(h.client.execute(a.intentId));
+    expect(early.data).toMatchObject({ stage: 'policy', reason: 'timelocked' });
+    h.clock.now += 3600;
+    await h.client.unlock(PASSPHRASE); // the old session idled out meanwhile
+    expect((await h.client.intent(a.intentId)).status).toBe('allowed');
+    expect((await h.client.execute(b.intentId)).status).toBe('confirmed');
+  });
+
+  it('denied by policy at creation (hard ceiling, no rules), and an unknown wallet is 404', async () => {
+    h = await setup({ rules: [{ rule: 'always_allow' }, { rule: 'hard_ceiling', max: '1000' }] });
+    const r = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '1001' });
+    expect(r.status).toBe('denied');
+    expect(r.decision.reasons.join(' ')).toMatch(/hard_ceiling/);
+    expect((await h.client.execute(r.intentId)).status).toBe('denied');
+    const e = await expectError(h.client.createIntent({ wallet: 'nope', destination: h.dest(), amount: '1' }));
+    expect(e.code).toBe(4040);
+    expect(e.status).toBe(404);
+  });
+
+  it('concurrent executes of one intent submit exactly once', async () => {
+    h = await setup();
+    const { intentId } = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '42' });
+    h.signer.mode.delayMs = 500;
+    let settled = false;
+    const running = Promise.all(Array.from({ length: 6 }, () => h!.client.execute(intentId))).finally(() => (settled = true));
+    // a read during execution answers with the stored state; it does not wait for the lock
+    while (h.signer.calls.filter((c) => c.intent === intentId).length === 0) await new Promise((r) => setTimeout(r, 5));
+    expect((await h.client.intent(intentId)).status).toBe('allowed');
+    expect(settled).toBe(false);
+    const outs = await running;
+    expect(new Set(outs.map((o) => o.txHash)).size).toBe(1);
+    expect(outs.every((o) => o.status === 'confirmed')).toBe(true);
+    expect(h.ledger.txs()).toHaveLength(1);
+    // each signer was asked once
+    expect(h.signer.calls.filter((c) => c.intent === intentId)).toHaveLength(3);
+  });
+
+  it('awaiting_signatures when signers are short of quorum, with each signer outcome; later executes complete', async () => {
+    h = await setup({ unsignedMembers: 2 });
+    const { intentId } = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '9' });
+    const out = await h.client.execute(intentId);
+    expect(out.status).toBe('awaiting_signatures');
+    expect(out.weight).toBe(1);
+    expect(out.quorum).toBe(2);
+    expect(out.signers).toHaveLength(3);
+    expect(out.signers.filter((s) => !s.ok).every((s) => /no signer endpoint/.test(s.detail))).toBe(true);
+    expect(h.ledger.txs()).toHaveLength(0);
+    expect((await h.client.intent(intentId)).execution?.status).toBe('awaiting_signatures');
+  });
+
+  it('an unreachable signer is an outcome, not a crash', async () => {
+    h = await setup();
+    h.signer.mode.down = true;
+    const { intentId } = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '9' });
+    const out = await h.client.execute(intentId);
+    expect(out.status).toBe('awaiting_signatures');
+    expect(out.signers.every((s) => !s.ok && s.detail.startsWith('unreachable'))).toBe(true);
+    expect(JSON.stringify(out)).not.toContain(h.signerToken);
+  });
+
+  it('a signer refusal is HTTP 500 naming stage signers, the reason and the signer', async () => {
+    h = await setup();
+    h.signer.mode.refuse = 'policy_denied';
+    const { intentId } = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '9' });
+    const r = await raw(h, 'POST', `/intent/${intentId}/execute`);
+    expect(r.status).toBe(500);
+    expect(r.body.error.code).toBe(-32602);
+    expect(r.body.error.data).toMatchObject({ stage: 'signers', reason: 'policy_denied' });
+    expect(r.body.error.data.signer).toMatch(/^mem1/);
+    const e = await expectError(h.client.execute(intentId));
+    expect(e).toBeInstanceOf(SignerRefusedError);
+  });
+
+  it('a blocking guard is HTTP 500 at stage protections (burned destination), and /protect shows it', async () => {
+    const burnedDest = 'mem1' + 'de'.repeat(20);
+    h = await setup({ state: { burned: [burnedDest] } });
+    const { intentId } = await h.client.createIntent({ wallet: 'ops', destination: burnedDest, amount: '9' });
+    const p = await h.client.protect(intentId);
+    expect(p.blocked).toBe(true);
+    expect(p.findings.some((f) => f.guard === 'burned_key' && f.severity === 'block')).toBe(true);
+    const r = await raw(h, 'POST', `/intent/${intentId}/execute`);
+    expect(r.status).toBe(500);
+    expect(r.body.error.data).toMatchObject({ stage: 'protections', reason: 'blocked' });
+    expect(h.ledger.txs()).toHaveLength(0);
+  });
+
+  it('chain parameters unreachable: 500 at stage params', async () => {
+    h = await setup();
+    h.ledger.faults.fetchParamsError = true;
+    const { intentId } = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '9' });
+    const r = await raw(h, 'POST', `/intent/${intentId}/execute`);
+    expect(r.status).toBe(500);
+    expect(r.body.error.data).toMatchObject({ stage: 'params' });
+  });
+
+  it('prepare refuses what the driver cannot build: 500 at stage prepare', async () => {
+    h = await setup();
+    const { intentId } = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '9', asset_symbol: 'USD', asset_issuer: 'mem1' + 'ab'.repeat(20) });
+    const r = await raw(h, 'POST', `/intent/${intentId}/execute`);
+    expect(r.status).toBe(500);
+    expect(r.body.error.data).toMatchObject({ stage: 'prepare' });
+  });
+
+  it('the ledger rejects: failed; a failed intent may be executed again with fresh params', async () => {
+    h = await setup();
+    const { intentId } = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '9' });
+    h.ledger.faults.submitReject = { code: 'insufficient_balance', message: 'not enough', retriable: true };
+    const r = await raw(h, 'POST', `/intent/${intentId}/execute`);
+    expect(r.status).toBe(500);
+    expect(r.body.error.data).toMatchObject({ stage: 'submit', reason: 'insufficient_balance' });
+    expect((await h.client.intent(intentId)).status).toBe('failed');
+    h.ledger.resetFaults();
+    const out = await h.client.execute(intentId);
+    expect(out.status).toBe('confirmed');
+    expect(h.ledger.txs()).toHaveLength(1);
+  });
+
+  it('submit transport fault leaves it submitted; the next execute resumes the same transaction', async () => {
+    h = await setup();
+    const { intentId } = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '9' });
+    h.ledger.faults.submitError = true;
+    const r = await raw(h, 'POST', `/intent/${intentId}/execute`);
+    expect(r.status).toBe(500);
+    expect(r.body.error.data).toMatchObject({ stage: 'submit' });
+    expect((await h.client.intent(intentId)).status).toBe('submitted');
+    h.ledger.resetFaults();
+    const out = await h.client.execute(intentId);
+    expect(out.status).toBe('confirmed');
+    expect(h.ledger.txs()).toHaveLength(1);
+    expect(h.signer.calls.filter((c) => c.intent === intentId)).toHaveLength(3); // not signed again
+  });
+
+  it('confirmation pending: stays submitted; resumed on restart; dropped transactions fail once provably dead', async () => {
+    h = await setup({ confirmAttempts: 2 });
+    const { intentId } = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '9' });
+    h.ledger.faults.confirmPending = 100;
+    const r = await raw(h, 'POST', `/intent/${intentId}/execute`);
+    expect(r.status).toBe(500);
+    expect(r.body.error.data).toMatchObject({ stage: 'confirm', reason: 'pending' });
+    expect((await h.client.intent(intentId)).status).toBe('submitted');
+    h.ledger.resetFaults();
+    await h.restart();
+    let status = '';
+    for (let i = 0; i < 50 && status !== 'confirmed'; i++) {
+      status = (await h.client.intent(intentId)).status;
+      await new Promise((res) => setTimeout(res, 20));
+    }
+    expect(status).toBe('confirmed');
+    expect(h.ledger.txs()).toHaveLength(1);
+
+    const second = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '10' });
+    h.ledger.faults.dropSubmit = true;
+    const r2 = await raw(h, 'POST', `/intent/${second.intentId}/execute`);
+    expect(r2.body.error.data).toMatchObject({ stage: 'confirm', reason: 'pending' });
+    h.ledger.resetFaults();
+    h.ledger.close(30);
+    const r3 = await raw(h, 'POST', `/intent/${second.intentId}/execute`);
+    expect(r3.status).toBe(500);
+    expect(r3.body.error.data).toMatchObject({ stage: 'confirm', reason: 'expired' });
+    expect((await h.client.intent(second.intentId)).status).toBe('failed');
+    expect((await h.client.execute(second.intentId)).status).toBe('confirmed');
+  });
+
+  it('mpt_create: the confirmed outcome carries mptIssuanceId', async () => {
+    const issuance = 'ab'.repeat(24);
+    h = await setup({
+      rules: [{ rule: 'always_allow' }, { rule: 'allow_operations', ops: ['transfer', 'mpt_create'] }],
+      // The memory ledger moves native funds only: this wrapper builds mpt_create as a transfer and
+      // reports an issuance id on confirmation, as an XRPL driver would.
+      wrapDriver: (d) => ({
+        ...d,
+        operations: [...d.operations, 'mpt_create'],
+        buildPayload: (input) => d.buildPayload({ ...input, intent: { ...input.intent, operation: { op: 'transfer' } } }),
+        confirm: async (chain, tx, built) => {
+          const c = await d.confirm(chain, tx, built);
+          return c.status === 'confirmed' ? { ...c, outcome: { mptIssuanceId: issuance } } : c;
+        },
+      }) as typeof d,
+    });
+    const { intentId, status } = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '1', operation: { op: 'mpt_create', asset_scale: 2, flags: 0x20 } });
+    expect(status).toBe('allowed');
+    const out = await h.client.execute(intentId);
+    expect(out).toMatchObject({ status: 'confirmed', operation: 'mpt_create', mptIssuanceId: issuance });
+  });
+
+  it('revoking a device makes its approvals stop counting at once', async () => {
+    h = await setup({ rules: [{ rule: 'always_allow' }, threshold()] });
+    const { intentId } = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '5000' });
+    await h.client.approveSigned(intentId, h.approve(intentId, 'alice'));
+    expect((await h.client.approveSigned(intentId, h.approve(intentId, 'bob'))).status).toBe('allowed');
+    await h.client.revokeDevice('bob');
+    const now = await h.client.intent(intentId);
+    expect(now.status).toBe('pending_approvals');
+    expect(now.decision.current_weight).toBe(1);
+    const e = await expectError(h.client.approveSigned(intentId, h.approve(intentId, 'bob')));
+    expect(e.data).toMatchObject({ reason: 'revoked' });
+    const devices = (await h.client.devices()) as { devices: { id: string; revoked: boolean }[] };
+    expect(devices.devices.find((d) => d.id === 'bob')?.revoked).toBe(true);
+  });
+
+  it('the deprecated unsigned approval is recorded and never counted', async () => {
+    h = await setup({ rules: [{ rule: 'always_allow' }, threshold()] });
+    const { intentId } = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '5000' });
+    const r = (await h.client.approveUnsigned(intentId)) as { counted: boolean; status: string };
+    expect(r.counted).toBe(false);
+    expect(r.status).toBe('pending_approvals');
+    const stored = await h.client.intent(intentId);
+    expect((stored as unknown as { unsigned_approvals: unknown[] }).unsigned_approvals).toHaveLength(1);
+    expect(stored.decision.current_weight).toBe(0);
+  });
+
+  it('no session: 401 with code 4100', async () => {
+    h = await setup({ unlock: false });
+    const r = await raw(h, 'GET', '/wallets', { token: null });
+    expect(r.status).toBe(401);
+    expect(r.body.error.code).toBe(4100);
+    await expect(h.client.wallets()).rejects.toBeInstanceOf(SessionError);
+  });
+});

@@ -1,0 +1,208 @@
+/**
+ * The signer as a real process: `node dist/signer/cli.js keygen` and `serve` (built with tsup from
+ * the signer's sources before the suite), driver modules loaded by dynamic import from the trust
+ * file, a signature over loopback, a stop by PID, and kill -9 in the middle of a burst of /sign
+ * calls, after which the receipt chain still verifies and the signer starts again.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createSignerClient, intentId, normalizeIntent, policyDigest, signApproval, verifyReceiptChain, type PolicySet, type SignRequest, type WalletDescriptor } from '@vault/sdk';
+import { MemoryLedger, createMemoryDriver, createSoftwareKey, memoryAddress } from '@vault/sdk/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadOrCreateReceiptKey } from '../../src/signer/keystore.js';
+import { SignerState } from '../../src/signer/state.js';
+import { approver, TEST_KDF } from './helpers.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const pkg = resolve(here, '../..');
+const CLI = join(pkg, 'dist/signer/cli.js');
+const FIXTURE = join(here, 'fixtures/memory-driver.mjs');
+const PASS = 'process test passphrase';
+const ENV = { ...process.env, VAULT_SIGNER_PASSPHRASE: PASS, VAULT_SIGNER_TOKEN: '' };
+
+let root: string;
+const children: ChildProcess[] = [];
+
+beforeAll(() => {
+  // Build exactly the bin the package ships (dist/signer/cli.js) from the current sources.
+  execFileSync(join(pkg, 'node_modules/.bin/tsup'), ['src/signer/cli.ts', '--format', 'esm', '--platform', 'node', '--target', 'node20', '--out-dir', 'dist/signer', '--no-config'], { cwd: pkg, stdio: 'pipe' });
+  root = mkdtempSync(join(tmpdir(), 'vault-signer-proc-'));
+}, 60_000);
+
+afterAll(() => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  rmSync(root, { recursive: true, force: true });
+});
+
+function cli(args: string[]): string {
+  return execFileSync(process.execPath, [CLI, ...args], { env: ENV, encoding: 'utf8' });
+}
+
+interface Started {
+  child: ChildProcess;
+  info: { listening: string; pid: number; receipt_head: string; token_file: string | null; repaired_bytes: number };
+}
+
+function serve(args: string[]): Promise<Started> {
+  const child = spawn(process.execPath, [CLI, 'serve', ...args], { env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  return new Promise((res, rej) => {
+    let out = '';
+    let err = '';
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      const nl = out.indexOf('\n');
+      if (nl >= 0) res({ child, info: JSON.parse(out.slice(0, nl)) });
+    });
+    child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('exit', (code) => rej(new Error(`signer exited ${code}: ${err}`)));
+  });
+}
+
+function exited(child: ChildProcess): Promise<{ code: number | null; signal: string | null }> {
+  return new Promise((res) => {
+    if (child.exitCode !== null || child.signalCode !== null) return res({ code: child.exitCode, signal: child.signalCode });
+    child.on('exit', (code, signal) => res({ code, signal }));
+  });
+}
+
+const approvers = [approver('alice', 11), approver('bob', 12), approver('carol', 13)];
+let wallet: WalletDescriptor;
+let policy: PolicySet;
+let signerAddress: string;
+let keystore: string;
+let stateDir: string;
+let trustPath: string;
+
+function request(memo: string): SignRequest {
+  const req = { wallet: wallet.wallet, destination: `mem1${'cd'.repeat(20)}`, amount: '2500000', memo };
+  const id = intentId(req);
+  const params = { kind: 'xrpl' as const, sequence: 1, base_fee_drops: 10, last_ledger_sequence: 21, network_id: null };
+  const digest = createMemoryDriver({ ledger: new MemoryLedger() }).buildPayload({ intent: normalizeIntent(req), wallet, params }).digest;
+  return {
+    intent: { id, created_at: Math.floor(Date.now() / 1000) - 5, request: req },
+    wallet,
+    policy,
+    policy_digest: policyDigest(policy),
+    approvals: approvers.map((a) => signApproval({ approver_id: a.id, intent: id, verdict: 'approve', at: Math.floor(Date.now() / 1000) - 1, strong_auth: true }, a.secret)),
+    params,
+    protect: { known_destinations: [req.destination], burned: [], evm_code: [], token_owner_burned: false, onchain_symbol: null, compliance_cleared: false, attestation_valid: false },
+    expected_payload_digest: digest,
+    signer_address: signerAddress,
+  };
+}
+
+describe('vault-signer as a process', () => {
+  it('keygen prints the public key and its address for each chain the configured drivers know', () => {
+    keystore = join(root, 'keys');
+    stateDir = join(root, 'state');
+    const driversFile = join(root, 'drivers.json');
+    writeFileSync(driversFile, JSON.stringify({ drivers: [{ module: FIXTURE, options: { chain: 'memory:devnet' } }] }));
+    const out = JSON.parse(cli(['keygen', '--keystore', keystore, '--curve', 'ed25519', '--scope', 'wallet=ops', '--drivers', driversFile, '--kdf-log2', '10']));
+    expect(out.public_key).toMatch(/^[0-9a-f]{64}$/);
+    signerAddress = memoryAddress(Buffer.from(out.public_key, 'hex'));
+    expect(out.addresses).toEqual({ 'memory:devnet': signerAddress });
+    expect(out.scope).toEqual({ wallets: ['ops'] });
+    expect(statSync(out.file).mode & 0o777).toBe(0o600);
+    expect(JSON.stringify(out)).not.toContain('ciphertext');
+    // A secp256k1 key has no memory address (that family takes ed25519 only).
+    const secp = JSON.parse(cli(['keygen', '--keystore', keystore, '--curve', 'secp256k1', '--drivers', driversFile, '--kdf-log2', '10']));
+    expect(secp.addresses).toEqual({});
+    expect(() => execFileSync(process.execPath, [CLI, 'keygen', '--keystore', keystore, '--curve', 'rsa'], { env: ENV, stdio: 'pipe' })).toThrow(/--curve/);
+
+    const others = [createSoftwareKey(), createSoftwareKey()].map((k) => memoryAddress(k.publicKey));
+    wallet = {
+      wallet: 'ops',
+      chain: 'memory:devnet',
+      control: {
+        kind: 'native_multisig',
+        address: memoryAddress(createSoftwareKey().publicKey),
+        signers: [signerAddress, ...others].map((address, i) => ({ address, curve: 'ed25519' as const, weight: 1, label: `m${i}` })),
+        quorum: 2,
+      },
+    };
+    policy = { wallet: 'ops', version: 1, rules: [{ rule: 'approval_threshold', above: '0', required_weight: 3, approvers: approvers.map((a) => ({ id: a.id, weight: 1 })) }] };
+    trustPath = join(root, 'trust.json');
+    writeFileSync(
+      trustPath,
+      JSON.stringify({
+        format: 'vault-signer-trust',
+        version: 1,
+        wallets: [{ descriptor: wallet, policy_digest: policyDigest(policy) }],
+        approvers: approvers.map((a) => ({ id: a.id, public_key: a.publicKeyHex, weight: 1 })),
+        drivers: [{ module: './drivers-link.mjs' }],
+      }),
+    );
+    // A relative module path resolves against the trust file's directory.
+    writeFileSync(join(root, 'drivers-link.mjs'), `export * from ${JSON.stringify(FIXTURE)};\n`);
+  }, 60_000);
+
+  it('serve: signs over loopback, creates a 0600 token file, and stops cleanly by PID', async () => {
+    const { child, info } = await serve(['--keystore', keystore, '--trust', trustPath, '--state-dir', stateDir, '--port', '0', '--kdf-log2', '10']);
+    expect(info.pid).toBe(child.pid);
+    expect(info.token_file).toBe(join(stateDir, 'signer-token'));
+    expect(statSync(info.token_file!).mode & 0o777).toBe(0o600);
+    const token = readFileSync(info.token_file!, 'utf8').trim();
+    const client = createSignerClient({ baseUrl: info.listening, token });
+    const health = await client.health();
+    expect(health['receipt_head']).toBe(info.receipt_head);
+    const signed = await client.sign(request('first'));
+    expect(signed.ok).toBe(true);
+    if (signed.ok) expect(signed.response.summary).toBe(`send 2.5 native to mem1${'cd'.repeat(20)} on memory:devnet`);
+    await expect(createSignerClient({ baseUrl: info.listening, token: 'not-the-token-at-all' }).keys()).rejects.toThrow();
+    process.kill(info.pid, 'SIGTERM');
+    expect(await exited(child)).toEqual({ code: 0, signal: null });
+    expect(existsSync(join(stateDir, 'signer.lock'))).toBe(false);
+  }, 30_000);
+
+  it('kill -9 in the middle of a burst of /sign calls leaves a receipt chain that verifies; the signer starts again', async () => {
+    const { child, info } = await serve(['--keystore', keystore, '--trust', trustPath, '--state-dir', stateDir, '--port', '0']);
+    const token = readFileSync(join(stateDir, 'signer-token'), 'utf8').trim();
+    const client = createSignerClient({ baseUrl: info.listening, token, timeoutMs: 60_000 });
+    let done = 0;
+    const burst = Array.from({ length: 80 }, (_, i) =>
+      client.sign(request(`burst-${i}`)).then(
+        (r) => ((done += 1), r.ok ? r.response.receipt_head : 'refused'),
+        () => 'lost',
+      ),
+    );
+    // Kill once a few signatures have been answered, while the rest are in flight.
+    for (let waited = 0; done < 5 && waited < 40_000; waited += 10) await new Promise((r) => setTimeout(r, 10));
+    process.kill(info.pid, 'SIGKILL');
+    expect((await exited(child)).signal).toBe('SIGKILL');
+    const results = await Promise.all(burst);
+    const answered = results.filter((r) => r !== 'lost' && r !== 'refused');
+    expect(results).not.toContain('refused');
+    // The kill landed mid-burst: some calls were answered, some never were.
+    expect(answered.length).toBeGreaterThan(0);
+    expect(answered.length).toBeLessThan(results.length);
+    // Simulate the torn tail a crash mid-write can leave, on top of whatever the kill left.
+    appendFileSync(join(stateDir, 'journal.jsonl'), '{"receipt":{"seq":');
+
+    const key = await loadOrCreateReceiptKey(stateDir, PASS, TEST_KDF);
+    const state = SignerState.open(stateDir, key);
+    try {
+      expect(state.repairedBytes).toBeGreaterThan(0);
+      // Every answered signature's receipt made it to disk before its reply.
+      const hashes = new Set(state.records().map((r) => r.hash));
+      for (const head of answered) expect(hashes.has(head)).toBe(true);
+      expect(verifyReceiptChain(state.records(), state.receiptPublicKey, { head: state.head, length: state.length }).verified).toBe(true);
+    } finally {
+      state.close();
+    }
+    const again = await serve(['--keystore', keystore, '--trust', trustPath, '--state-dir', stateDir, '--port', '0']);
+    expect(again.info.repaired_bytes).toBe(0);
+    expect(again.info.receipt_head).toMatch(/^[0-9a-f]{64}$/);
+    process.kill(again.info.pid, 'SIGTERM');
+    expect((await exited(again.child)).code).toBe(0);
+  }, 90_000);
+
+  it('refuses to start when the trust file is invalid, naming the field', async () => {
+    const bad = join(root, 'bad-trust.json');
+    writeFileSync(bad, JSON.stringify({ format: 'vault-signer-trust', version: 1, wallets: [], approvers: [] }));
+    await expect(serve(['--keystore', keystore, '--trust', bad, '--state-dir', join(root, 'state2'), '--port', '0'])).rejects.toThrow(/trust\.wallets/);
+  }, 30_000);
+});
