@@ -86,29 +86,5 @@ export function safeWallet(chain: string, safe: Address, keys: readonly { addres
   };
 }
 
-/**
- * An OperationCase whose setup also hands `intent` and `verify` some context (token, holder…).
- * The context is kept per fixture wallet, so each setup call gets its own.
- */
-export function opCase<T>(
-  name: string,
-  setup: () => Promise<{ fixture: ConformanceFixture; ctx: T }>,
-  intent: (f: ConformanceFixture, ctx: T) => Omit<IntentRequest, 'wallet'>,
-  verify: (f: ConformanceFixture, ctx: T, confirmed: Extract<ConfirmResult, { status: 'confirmed' }>) => Promise<void>,
-): OperationCase {
-  const contexts = new Map<string, T>();
-  const ctxOf = (f: ConformanceFixture): T => {
-    if (!contexts.has(f.wallet.wallet)) throw new Error(`no context for ${f.wallet.wallet}`);
-    return contexts.get(f.wallet.wallet) as T;
-  };
-  return {
-    name,
-    setup: async () => {
-      const { fixture, ctx } = await setup();
-      contexts.set(fixture.wallet.wallet, ctx);
-      return fixture;
-    },
-    intent: (f) => intent(f, ctxOf(f)),
-    verify: (f, confirmed) => verify(f, ctxOf(f), confirmed),
-  };
-}
+/** Per-operation conformance cases with their own context (see the SDK). */
+export { operationCase as opCase } from '@vault/sdk/testing';

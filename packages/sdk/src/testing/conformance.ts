@@ -51,6 +51,38 @@ export interface ConformanceFixture {
   outsider?: SigningKey;
 }
 
+/**
+ * An OperationCase whose setup also hands `intent` and `verify` some context (issuer, holder,
+ * token, issuance id…). The context is kept per fixture wallet, so each setup call gets its own.
+ *
+ * @example
+ * operationCase('IOU transfer', async () => ({ fixture: await walletWithIou(), ctx: { issuer } }),
+ *   (f, { issuer }) => ({ destination: f.destination, amount: '5', asset_symbol: 'USD', asset_issuer: issuer }),
+ *   async (f, { issuer }) => expect(await ious(f.destination, issuer)).toBe(5n))
+ */
+export function operationCase<T>(
+  name: string,
+  setup: () => Promise<{ fixture: ConformanceFixture; ctx: T }>,
+  intent: (f: ConformanceFixture, ctx: T) => Omit<IntentRequest, 'wallet'>,
+  verify: (f: ConformanceFixture, ctx: T, confirmed: Extract<ConfirmResult, { status: 'confirmed' }>) => Promise<void>,
+): OperationCase {
+  const contexts = new Map<string, T>();
+  const ctxOf = (f: ConformanceFixture): T => {
+    if (!contexts.has(f.wallet.wallet)) throw new Error(`no context for ${f.wallet.wallet}`);
+    return contexts.get(f.wallet.wallet) as T;
+  };
+  return {
+    name,
+    setup: async () => {
+      const { fixture, ctx } = await setup();
+      contexts.set(fixture.wallet.wallet, ctx);
+      return fixture;
+    },
+    intent: (f) => intent(f, ctxOf(f)),
+    verify: (f, confirmed) => verify(f, ctxOf(f), confirmed),
+  };
+}
+
 /** Groups of checks a driver may opt out of (e.g. a read-only chain sets `submit: false`). */
 export interface ConformanceCapabilities {
   /** submit + confirm against the ledger. Default true. */

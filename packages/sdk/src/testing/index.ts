@@ -13,6 +13,7 @@ export {
   type ConformanceGroup,
   type ConformanceOptions,
   type OperationCase,
+  operationCase,
   type IndependentReader,
 } from './conformance.js';
 export {

@@ -9,6 +9,7 @@ import {
   MEMORY_EXPIRY_LEDGERS,
   MemoryLedger,
   conformanceChecks,
+  operationCase,
   createMemoryDriver,
   createMemorySigner,
   createSoftwareKey,
@@ -317,6 +318,19 @@ describe('the conformance suite catches broken drivers', () => {
       operations: [{ name: 'transfer', intent: (f) => ({ destination: f.destination, amount: '5' }), verify: async (f) => expect(await f.ledger.balance(f.destination)).toBe(5n) }],
     }).filter((c) => c.group === 'operations');
     for (const c of passing) await c.run();
+  });
+
+  it('operationCase hands each setup its own context', async () => {
+    const cases = [
+      operationCase(
+        'transfer with context',
+        async () => ({ fixture: await memoryFixture(ledger), ctx: { amount: 9n } }),
+        (f, ctx) => ({ destination: f.destination, amount: ctx.amount.toString() }),
+        async (f, ctx) => expect(await f.ledger.balance(f.destination)).toBe(ctx.amount),
+      ),
+    ];
+    for (const c of conformanceChecks({ ...options(driver), operations: cases }).filter((c) => c.group === 'operations')) await c.run();
+    expect(() => cases[0]?.intent({ wallet: { wallet: 'never-set-up' } } as never)).toThrow(/no context/);
   });
 
   it('every check passes for the real memory driver when run as plain functions', async () => {
