@@ -58,7 +58,15 @@ describe('startEvmDevnet', () => {
     const bob = devnet.accounts.funded[1]!;
     const token = await devnet.deployToken(alice.address);
     const send = (from: Address, data: Hex) => rawRpc<Hex>(devnet.rpcUrl, 'eth_sendTransaction', [{ from, to: token, data }]);
-    const receipt = async (hash: Hex) => rawRpc<{ status: string; logs: { topics: Hex[] }[] }>(devnet.rpcUrl, 'eth_getTransactionReceipt', [hash]);
+    // anvil mines at once, but the receipt can lag the hash by a moment: poll, bounded.
+    const receipt = async (hash: Hex) => {
+      for (let i = 0; i < 100; i++) {
+        const r = await rawRpc<{ status: string; logs: { topics: Hex[] }[] } | null>(devnet.rpcUrl, 'eth_getTransactionReceipt', [hash]);
+        if (r !== null) return r;
+        await new Promise((done) => setTimeout(done, 20));
+      }
+      throw new Error(`no receipt for ${hash} after 2 s`);
+    };
     const mint = (to: Address, amount: bigint) => encodeFunctionData({ abi: TEST_TOKEN_ABI, functionName: 'mint', args: [to, amount] });
     const transfer = (to: Address, amount: bigint) => encodeFunctionData({ abi: TEST_TOKEN_ABI, functionName: 'transfer', args: [to, amount] });
 
