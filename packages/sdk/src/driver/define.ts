@@ -52,6 +52,9 @@ export function defineChainDriver<const D extends ChainDriver>(driver: D): D {
       throw new DriverRegistryError('invalid_driver', `invalid driver ${driver.name}: ${m} must be a function`);
     }
   }
+  if (driver.payloadFate !== undefined && typeof driver.payloadFate !== 'function') {
+    throw new DriverRegistryError('invalid_driver', `invalid driver ${driver.name}: payloadFate, when present, must be a function`);
+  }
   if (!(CHAIN_PARAMS_KINDS as readonly string[]).includes(driver.paramsKind)) {
     throw new DriverRegistryError('invalid_driver', `invalid driver ${driver.name}: paramsKind must be one of ${CHAIN_PARAMS_KINDS.join(', ')}`);
   }

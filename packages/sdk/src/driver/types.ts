@@ -99,6 +99,23 @@ export interface ControlState {
   extra?: Record<string, unknown>;
 }
 
+/**
+ * What became of a signed payload, looked up by the payload itself (its account and sequence,
+ * its Safe nonce) rather than by a transaction hash, which depends on every co-signer's
+ * signature and on the assembled form.
+ *
+ * - `applied`: this payload is on the ledger;
+ * - `dead`: it can never land (its sequence or nonce was used by another transaction, or it is
+ *   past LastLedgerSequence / max_time);
+ * - `live`: it could still land.
+ */
+export interface PayloadFate {
+  fate: 'applied' | 'dead' | 'live';
+  /** Short machine code: `applied`, `expired`, `sequence_consumed`, `nonce_consumed`, `pending`… */
+  code: string;
+  message?: string;
+}
+
 export interface BuildInput {
   intent: NormalizedIntent;
   wallet: WalletDescriptor;
@@ -130,6 +147,13 @@ export interface ChainDriver {
   confirm(chain: string, txHash: string, built: BuiltPayload): Promise<ConfirmResult>;
   balances(wallet: WalletDescriptor): Promise<Balance[]>;
   controlState(wallet: WalletDescriptor): Promise<ControlState>;
+  /**
+   * Optional, strongly recommended: the fate of a payload built by this driver. A signer uses it
+   * before it signs a second payload for one intent: it signs again only when every earlier
+   * payload is provably `dead`. Without it a signer falls back to `confirm(chain, digest, built)`
+   * and trusts only `dead: true`. Must never answer `dead` for a payload that was applied.
+   */
+  payloadFate?(chain: string, built: BuiltPayload): Promise<PayloadFate>;
 }
 
 /**
@@ -157,4 +181,15 @@ export interface ChainSigner {
   deriveAddress(chain: string, publicKey: Uint8Array, curve: Curve): string;
   /** One signer's contribution over a payload the signer rebuilt itself. */
   signPayload(built: BuiltPayload, key: SigningKey, signerAddress: string): Promise<Contribution>;
+}
+
+/**
+ * What a driver package exports so the reference servers can load it from configuration
+ * (`{ "module": "@vault/driver-xrpl", "options": {…} }`): both factories take the same JSON
+ * options, so one configuration entry gives the control plane its driver and a signer its
+ * driver and signer.
+ */
+export interface DriverPlugin<Options = Record<string, unknown>> {
+  createDriver(options: Options): ChainDriver | Promise<ChainDriver>;
+  createSigner(options: Options): ChainSigner | Promise<ChainSigner>;
 }

@@ -123,7 +123,7 @@ export interface OperationCase {
   verify: (f: ConformanceFixture, confirmed: Extract<ConfirmResult, { status: 'confirmed' }>) => Promise<void>;
 }
 
-export type ConformanceGroup = 'registry' | 'address' | 'params' | 'build' | 'sign' | 'assemble' | 'submit' | 'reads' | 'operations';
+export type ConformanceGroup = 'registry' | 'address' | 'params' | 'build' | 'sign' | 'assemble' | 'submit' | 'fate' | 'reads' | 'operations';
 
 export interface ConformanceCheck {
   name: string;
@@ -214,6 +214,12 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
       await new Promise((r) => setTimeout(r, intervalMs));
     }
     return last;
+  };
+
+  const requireFate = () => {
+    const probe = driver.payloadFate;
+    if (typeof probe !== 'function') throw new Error('driver has no payloadFate');
+    return (chain: string, built: BuiltPayload) => probe.call(driver, chain, built);
   };
 
   const checks: Omit<ConformanceCheck, 'enabled'>[] = [
@@ -477,6 +483,39 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
       },
     },
     {
+      group: 'fate',
+      name: 'payloadFate: a signed, unsubmitted payload is live; once confirmed it is applied',
+      run: async () => {
+        const f = await fixture();
+        const fate = requireFate();
+        const { built, result } = await assembled(f);
+        if (!result.ok) return;
+        expect(await fate(f.chain, built), 'a payload nobody submitted is live').toMatchObject({ fate: 'live' });
+        expect(await driver.submit(f.chain, result.blob)).toMatchObject({ status: 'submitted' });
+        expect(await confirmed(f.chain, result.txHash, built)).toMatchObject({ status: 'confirmed' });
+        expect(await fate(f.chain, built), 'a confirmed payload is applied, never dead').toMatchObject({ fate: 'applied' });
+      },
+    },
+    {
+      group: 'fate',
+      name: 'payloadFate: a payload whose sequence or nonce another payload used is dead; the one that landed is applied',
+      run: async () => {
+        const f = await fixture();
+        const fate = requireFate();
+        const params = await driver.fetchParams(f.wallet);
+        const first = driver.buildPayload({ intent: intentOf(f), wallet: f.wallet, params });
+        const rival = driver.buildPayload({ intent: intentOf(f, { amount: (BigInt(f.amount) + 1n).toString() }), wallet: f.wallet, params });
+        expect(rival.digest, 'two amounts must give two payloads').not.toBe(first.digest);
+        const contributions = await Promise.all(quorumSet(f).map((i) => sign(f, first, i)));
+        const result = driver.assemble(first, contributions, f.wallet);
+        if (!result.ok) throw new Error(`assemble at quorum failed: ${JSON.stringify(result)}`);
+        expect(await driver.submit(f.chain, result.blob)).toMatchObject({ status: 'submitted' });
+        expect(await confirmed(f.chain, result.txHash, first)).toMatchObject({ status: 'confirmed' });
+        expect(await fate(f.chain, first), 'the payload that landed').toMatchObject({ fate: 'applied' });
+        expect(await fate(f.chain, rival), 'its rival can never land').toMatchObject({ fate: 'dead' });
+      },
+    },
+    {
       group: 'reads',
       name: 'balances agree with the independent reader',
       run: async () => {
@@ -548,7 +587,14 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
 
   return checks.map((c) => ({
     ...c,
-    enabled: c.group === 'submit' || c.group === 'operations' ? caps.submit : c.group === 'reads' ? caps.reads : true,
+    enabled:
+      c.group === 'submit' || c.group === 'operations'
+        ? caps.submit
+        : c.group === 'fate'
+          ? caps.submit && typeof driver.payloadFate === 'function'
+          : c.group === 'reads'
+            ? caps.reads
+            : true,
   }));
 }
 

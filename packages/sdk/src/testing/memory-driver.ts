@@ -25,6 +25,7 @@ import type {
   ChainSigner,
   ConfirmResult,
   ControlState,
+  PayloadFate,
   SigningKey,
   SubmitResult,
 } from '../driver/types.js';
@@ -251,6 +252,21 @@ export function createMemoryDriver(options: MemoryDriverOptions): MemoryDriver {
         return { status: 'failed', txHash, code: 'sequence_consumed', message: `sequence ${payload.sequence} was used by another transaction`, dead: true };
       }
       return { status: 'pending', txHash };
+    },
+
+    async payloadFate(chain: string, built: BuiltPayload): Promise<PayloadFate> {
+      const ledger = served(chain);
+      const payload = payloadOf(built);
+      // Looked up by account and sequence, never by a hash: the hash depends on the signatures.
+      const used = await rpc(ledger, 'history', () => ledger.rpc.txBySequence(payload.account, payload.sequence));
+      if (used) {
+        return memoryDigest(used.payload) === built.digest
+          ? { fate: 'applied', code: 'applied', message: `applied in ledger ${used.ledger} as ${used.hash}` }
+          : { fate: 'dead', code: 'sequence_consumed', message: `sequence ${payload.sequence} was used by ${used.hash}` };
+      }
+      const index = await rpc(ledger, 'ledger', () => ledger.rpc.ledgerIndex());
+      if (index > payload.last_ledger) return { fate: 'dead', code: 'expired', message: `valid through ledger ${payload.last_ledger}; ledger ${index} is open` };
+      return { fate: 'live', code: 'pending', message: `sequence ${payload.sequence} unused; valid through ledger ${payload.last_ledger}` };
     },
 
     async balances(wallet: WalletDescriptor): Promise<Balance[]> {

@@ -210,6 +210,8 @@ export interface MemoryLedgerFaults {
   confirmPending: number;
   /** `rpc.submit` validates and accepts, but the transaction is never applied. */
   dropSubmit: boolean;
+  /** `rpc.txBySequence` throws (the ledger cannot say what became of a payload). */
+  historyError: boolean | Error;
   /** Delay added to every `rpc` call. */
   latencyMs: number;
 }
@@ -220,6 +222,7 @@ const NO_FAULTS: MemoryLedgerFaults = {
   submitReject: null,
   confirmPending: 0,
   dropSubmit: false,
+  historyError: false,
   latencyMs: 0,
 };
 
@@ -244,6 +247,10 @@ export interface MemoryRpc {
   account(address: string): Promise<MemoryAccount | null>;
   submit(blob: string): Promise<MemorySubmitOutcome>;
   txStatus(hash: string): Promise<MemoryTxStatus>;
+  /** The applied transaction that used `sequence` of `account` (like XRPL account_tx), or null. */
+  txBySequence(account: string, sequence: number): Promise<{ hash: string; payload: MemoryPayload; ledger: number } | null>;
+  /** The index of the open ledger. */
+  ledgerIndex(): Promise<number>;
 }
 
 class Reject extends Error {
@@ -507,6 +514,18 @@ export class MemoryLedger {
           };
         }
         return this.submit(blob, { apply: !this.faults.dropSubmit });
+      },
+      txBySequence: async (account, sequence) => {
+        await delay();
+        raise(this.faults.historyError, 'history');
+        for (const t of this.#txs.values()) {
+          if (t.payload.account === account && t.payload.sequence === sequence) return { hash: t.hash, payload: { ...t.payload }, ledger: t.ledger };
+        }
+        return null;
+      },
+      ledgerIndex: async () => {
+        await delay();
+        return this.#index;
       },
       txStatus: async (hash) => {
         await delay();

@@ -113,6 +113,21 @@ describe('memory ledger faults (each observable through the driver)', () => {
     expect(ledger.balance(DEST)).toBe(0n);
   });
 
+  it('payloadFate: live, then applied; a rival at the same sequence is dead; expiry is dead; historyError throws', async () => {
+    const { wallet, built, result, params } = await ready('10');
+    const rival = driver.buildPayload({ intent: normalizeIntent({ wallet: wallet.wallet, destination: DEST, amount: '11' }), wallet, params });
+    await expect(driver.payloadFate?.(ledger.chain, built)).resolves.toMatchObject({ fate: 'live', code: 'pending' });
+    await driver.submit(ledger.chain, result.blob);
+    await expect(driver.payloadFate?.(ledger.chain, built)).resolves.toMatchObject({ fate: 'applied' });
+    await expect(driver.payloadFate?.(ledger.chain, rival)).resolves.toMatchObject({ fate: 'dead', code: 'sequence_consumed' });
+    const later = await driver.fetchParams(wallet);
+    const next = driver.buildPayload({ intent: normalizeIntent({ wallet: wallet.wallet, destination: DEST, amount: '12' }), wallet, params: later });
+    ledger.close(MEMORY_EXPIRY_LEDGERS + 1);
+    await expect(driver.payloadFate?.(ledger.chain, next)).resolves.toMatchObject({ fate: 'dead', code: 'expired' });
+    ledger.faults.historyError = true;
+    await expect(driver.payloadFate?.(ledger.chain, next)).rejects.toBeInstanceOf(TransportError);
+  });
+
   it('latencyMs delays every rpc call', async () => {
     const { wallet } = memoryWallet({ ledger });
     ledger.faults.latencyMs = 40;
@@ -392,6 +407,39 @@ describe('the conformance suite catches broken drivers', () => {
     await expect(check(trusting, 'a contribution with a corrupted signature')).rejects.toThrow(/must not count/);
   });
 
+  it('a payloadFate that calls an applied payload dead fails (a signer would sign a second payment)', async () => {
+    const probe = driver.payloadFate?.bind(driver);
+    if (!probe) throw new Error('memory driver has payloadFate');
+    const careless = defineChainDriver({
+      ...driver,
+      // Looks the payload up by its digest as if it were the transaction hash: never finds it.
+      payloadFate: async (chain: string, built: BuiltPayload) => {
+        const r = await probe(chain, built);
+        return r.fate === 'applied' ? { fate: 'dead' as const, code: 'sequence_consumed' } : r;
+      },
+    });
+    await expect(check(careless, 'payloadFate: a signed, unsubmitted')).rejects.toThrow(/applied, never dead/);
+    await expect(check(careless, 'payloadFate: a payload whose sequence')).rejects.toThrow(/the payload that landed/);
+  });
+
+  it('a payloadFate that never says dead fails the rival check; a driver without payloadFate skips the fate group', async () => {
+    const probe = driver.payloadFate?.bind(driver);
+    if (!probe) throw new Error('memory driver has payloadFate');
+    const timid = defineChainDriver({
+      ...driver,
+      payloadFate: async (chain: string, built: BuiltPayload) => {
+        const r = await probe(chain, built);
+        return r.fate === 'dead' ? { fate: 'live' as const, code: 'pending' } : r;
+      },
+    });
+    await expect(check(timid, 'payloadFate: a payload whose sequence')).rejects.toThrow(/can never land/);
+    const { payloadFate: _omit, ...rest } = driver;
+    const without = defineChainDriver(rest as ChainDriver);
+    const fate = conformanceChecks(options(without)).filter((c) => c.group === 'fate');
+    expect(fate.length).toBe(2);
+    expect(fate.every((c) => !c.enabled)).toBe(true);
+  });
+
   it('balances that disagree with the ledger fail the independent read', async () => {
     const inflated = defineChainDriver({
       ...driver,
@@ -426,7 +474,7 @@ describe('the conformance suite catches broken drivers', () => {
 
   it('capabilities skip groups', () => {
     const checks = conformanceChecks({ ...options(driver), capabilities: { submit: false } });
-    expect(checks.filter((c) => !c.enabled).map((c) => c.group)).toEqual(['submit', 'submit']);
+    expect(checks.filter((c) => !c.enabled).map((c) => c.group)).toEqual(['submit', 'submit', 'fate', 'fate']);
   });
 });
 

@@ -7,7 +7,7 @@
  * `KeyBackend` interface, and the trust-file schema.
  */
 export { createSignerApp, SIGN_BODY_LIMIT, DEFAULT_RECEIPTS_LIMIT, MAX_RECEIPTS_LIMIT, type SignerAppDeps } from './app.js';
-export { verifyAndSign, summarize, formatUnits, describeKeys, type SignerDeps, type SignOutcome, type PayloadFateProbe } from './sign.js';
+export { verifyAndSign, summarize, formatUnits, describeKeys, type SignerDeps, type SignOutcome } from './sign.js';
 export {
   SoftwareKeystore,
   KeystoreError,

@@ -34,6 +34,7 @@ import {
   type Finding,
   type HistoryEntry,
   type NormalizedIntent,
+  type PayloadFate,
   type RefusalReason,
   type SignRequest,
   type SignResponse,
@@ -43,16 +44,6 @@ import type { KeyBackend, KeyInfo, KeyScope } from './keystore.js';
 import { scopeAllows } from './keystore.js';
 import type { SignerState, StateEvent } from './state.js';
 import { sameDescriptor, type Trust } from './trust.js';
-
-/**
- * An optional driver capability: the fate of a payload on the ledger, looked up by the payload
- * itself (not by a transaction hash, which depends on every co-signer's signature). When a driver
- * has it, the signer uses it to decide whether an earlier payload of an intent is dead; without
- * it the signer falls back to `confirm(chain, digest, built)` and trusts only `dead: true`.
- */
-export interface PayloadFateProbe {
-  payloadFate(chain: string, built: BuiltPayload): Promise<{ fate: 'applied' | 'dead' | 'live'; code: string; message?: string }>;
-}
 
 export interface SignerDeps {
   /** The signer's own clock, integer Unix seconds. */
@@ -354,11 +345,14 @@ function controls(signer: ChainSigner, chain: string, key: KeyInfo, address: str
   }
 }
 
-/** Asks the ledger, through the signer's own driver, what became of an earlier payload. */
-async function payloadFate(driver: ChainDriver, chain: string, built: BuiltPayload): Promise<{ fate: 'applied' | 'dead' | 'live'; code: string }> {
+/**
+ * Asks the ledger, through the signer's own driver, what became of an earlier payload: the
+ * driver's `payloadFate` when it has one, else `confirm(chain, digest, built)`, trusting only
+ * `dead: true`. A ledger that cannot answer refuses (`chain`): never a second payload on a guess.
+ */
+async function payloadFate(driver: ChainDriver, chain: string, built: BuiltPayload): Promise<PayloadFate> {
   try {
-    const probe = (driver as Partial<PayloadFateProbe>).payloadFate;
-    if (typeof probe === 'function') return await probe.call(driver, chain, built);
+    if (typeof driver.payloadFate === 'function') return await driver.payloadFate(chain, built);
     const r = await driver.confirm(chain, built.digest, built);
     if (r.status === 'failed' && r.dead) return { fate: 'dead', code: r.code };
     return { fate: r.status === 'confirmed' ? 'applied' : 'live', code: r.status === 'failed' ? r.code : r.status };

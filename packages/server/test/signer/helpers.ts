@@ -27,7 +27,7 @@ import { createKey, generateSecret, SoftwareKeystore, type KdfParams, type KeySc
 import { SignerState } from '../../src/signer/state.js';
 import { parseTrust, type Trust, type TrustFile } from '../../src/signer/trust.js';
 import type { SignerDeps } from '../../src/signer/sign.js';
-import { withPayloadFate } from './fixtures/memory-driver.mjs';
+import { withoutPayloadFate } from './fixtures/memory-driver.mjs';
 
 /** Cheap scrypt for tests only (the default is 2^17). */
 export const TEST_KDF: KdfParams = { N: 2 ** 10, r: 8, p: 1 };
@@ -106,7 +106,7 @@ export async function makeWorld(options: { diskState?: boolean; policy?: (wallet
   const mw = memoryWallet({ ledger, wallet: 'treasury', members: 3, quorum: 2, secretKeys: [held, generateSecret('ed25519'), generateSecret('ed25519')] });
   const wallet = mw.wallet;
   const base = createMemoryDriver({ ledger });
-  const driver = options.payloadFate === false ? base : withPayloadFate(base, ledger);
+  const driver = options.payloadFate === false ? withoutPayloadFate(base) : base;
   const inner = createMemorySigner();
   const signedDigests: string[] = [];
   const chainSigner: ChainSigner = {
