@@ -14,6 +14,7 @@ import {
 } from './schemas/intent.js';
 import { parseWith } from './schemas/index.js';
 import type { SignedApproval } from './schemas/approval.js';
+import { isValidated, sealValidated } from './validated.js';
 
 export const DEFAULT_ASSET_DECIMALS = 6;
 export const DEFAULT_INITIATOR = 'operator';
@@ -23,11 +24,13 @@ export const DEFAULT_INITIATOR = 'operator';
  * "operator", operation transfer, authorize_holder.revoke false), drops absent and null
  * optionals and an empty tag list, writes mpt maximum_amount as a decimal string and hex in
  * lowercase. Equivalent requests normalise to identical objects; normalising twice is a no-op.
+ * The result is deeply frozen; passing it back in returns it without validating it again.
  *
  * @example
  * normalizeIntent({ wallet: 'w1', destination: 'rDest', amount: '10' }).operation // { op: 'transfer' }
  */
 export function normalizeIntent(request: IntentRequest | unknown): NormalizedIntent {
+  if (isValidated(request)) return request as NormalizedIntent;
   const r = parseWith(IntentRequestSchema, request, 'intent');
   const out: NormalizedIntent = {
     wallet: r.wallet,
@@ -41,7 +44,7 @@ export function normalizeIntent(request: IntentRequest | unknown): NormalizedInt
   if (r.asset_issuer !== undefined) out.asset_issuer = r.asset_issuer;
   if (r.memo !== undefined) out.memo = r.memo;
   if (r.tags !== undefined && r.tags.length > 0) out.tags = r.tags.map(([k, v]) => [k, v]);
-  return out;
+  return sealValidated(out);
 }
 
 function normalizeOperation(op: ReturnType<typeof IntentRequestSchema.parse>['operation']): NormalizedOperation {
@@ -79,8 +82,17 @@ export function intentId(request: IntentRequest | unknown): string {
   return `int_${sha256Hex(canonicalize(normalizeIntent(request)))}`;
 }
 
-/** `sha256(JCS(PolicySet))` after validating the policy. */
+const PREPARED_DIGESTS = new WeakMap<object, string>();
+
+/** `sha256(JCS(PolicySet))` after validating the policy (a prepared policy's digest is computed once). */
 export function policyDigest(policy: PolicySet | unknown): string {
+  if (isValidated(policy)) {
+    const known = PREPARED_DIGESTS.get(policy as object);
+    if (known !== undefined) return known;
+    const digest = sha256Hex(canonicalize(policy));
+    PREPARED_DIGESTS.set(policy as object, digest);
+    return digest;
+  }
   return sha256Hex(canonicalize(parseWith(PolicySetSchema, policy, 'policy')));
 }
 

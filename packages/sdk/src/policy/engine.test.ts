@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { signApproval, verifyApprovals } from '../approvals.js';
-import { intentId } from '../digest.js';
+import { intentId, normalizeIntent, policyDigest } from '../digest.js';
 import { ed25519PublicKey } from '../ed25519.js';
 import { ErrorCode, UnknownRuleError, ValidationError } from '../errors.js';
 import {
@@ -13,7 +13,7 @@ import {
   type Rule,
   type SignedApproval,
 } from '../schemas/index.js';
-import { evaluatePolicy, parsePolicy } from './engine.js';
+import { evaluatePolicy, parsePolicy, policyLookback, preparePolicy } from './engine.js';
 import type { HistoryEntry, PolicyContext } from './types.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -1404,5 +1404,63 @@ describe('decision weights and bad history', () => {
   it('PolicySetSchema itself refuses an approver listed twice, so policyDigest does too', () => {
     const dup = policy([{ rule: 'approval_threshold', above: '0', required_weight: 2, approvers: [{ id: 'alice', weight: 1 }, { id: 'alice', weight: 1 }] } as Rule]);
     expect(() => parsePolicy(dup)).toThrow(/rules\.0\.approvers\.1\.id/);
+  });
+});
+
+describe('preparePolicy and sealed intents (validate once, evaluate many)', () => {
+  const policy = { wallet: 'w1', version: 3, rules: [{ rule: 'hard_ceiling', max: '1000' }, { rule: 'require_tag', key: 'desk' }] };
+  const request = { wallet: 'w1', destination: 'rDest', amount: '10', tags: [['desk', 'ops']] as [string, string][] };
+
+  it('a prepared policy gives the same decision and digest as the plain one, and is frozen', () => {
+    const prepared = preparePolicy(policy);
+    expect(Object.isFrozen(prepared) && Object.isFrozen(prepared.rules) && Object.isFrozen(prepared.rules[0])).toBe(true);
+    expect(policyDigest(prepared)).toBe(policyDigest(policy));
+    expect(policyDigest(prepared)).toBe(policyDigest(prepared));
+    expect(evaluatePolicy(prepared, request, { now: 1 })).toEqual(evaluatePolicy(policy, request, { now: 1 }));
+    expect(preparePolicy(prepared)).toBe(prepared);
+  });
+
+  it('an invalid policy is refused when prepared, naming the field', () => {
+    expect(() => preparePolicy({ ...policy, rules: [{ rule: 'hard_ceiling', max: 'lots' }] })).toThrow(/rules\.0\.max/);
+  });
+
+  it('a look-alike of a prepared policy (same shape, not prepared) is still validated', () => {
+    const lookalike = JSON.parse(JSON.stringify(preparePolicy(policy)));
+    lookalike.rules[0].max = '-5';
+    expect(() => evaluatePolicy(lookalike, request, { now: 1 })).toThrow(/rules\.0\.max/);
+  });
+
+  it('a normalised intent is frozen, and normalising it again returns it; a copy is validated again', () => {
+    const n = normalizeIntent(request);
+    expect(Object.isFrozen(n) && Object.isFrozen(n.operation) && Object.isFrozen(n.tags)).toBe(true);
+    expect(normalizeIntent(n)).toBe(n);
+    expect(() => {
+      (n as { amount: string }).amount = '999999';
+    }).toThrow(TypeError);
+    const copy = { ...n, amount: 'ten' };
+    expect(() => normalizeIntent(copy)).toThrow(/amount/);
+    expect(() => evaluatePolicy(policy, copy, { now: 1 })).toThrow(/amount/);
+  });
+});
+
+describe('policyLookback', () => {
+  const base = { wallet: 'w1', version: 1 };
+  it('is the longest history window; null for a lifetime budget; 0 when no rule reads history', () => {
+    expect(policyLookback({ ...base, rules: [{ rule: 'hard_ceiling', max: '5' }] })).toBe(0);
+    expect(policyLookback({ ...base, rules: [{ rule: 'daily_velocity_cap', limit: '5' }] })).toBe(86400);
+    expect(policyLookback({ ...base, rules: [{ rule: 'daily_velocity_cap', limit: '5', window_seconds: 60 }, { rule: 'agent_budget_ceiling', budget: '9', window_seconds: 7200 }] })).toBe(7200);
+    expect(policyLookback({ ...base, rules: [{ rule: 'daily_velocity_cap', limit: '5' }, { rule: 'agent_budget_ceiling', budget: '9' }] })).toBeNull();
+  });
+
+  it('history older than the lookback cannot change a decision', () => {
+    const policy = preparePolicy({ ...base, rules: [{ rule: 'daily_velocity_cap', limit: '100', window_seconds: 3600 }] });
+    const now = 1_767_225_600;
+    const old = { intentId: 'int_old', created_at: now - 3601, amount: '100', status: 'confirmed' as const, initiator: 'operator', op: 'transfer' as const };
+    const recent = { ...old, intentId: 'int_new', created_at: now - 3599, amount: '50' };
+    const request = { wallet: 'w1', destination: 'rDest', amount: '60' };
+    const since = now - (policyLookback(policy) ?? now);
+    const all = [old, recent];
+    expect(evaluatePolicy(policy, request, { now, history: all })).toEqual(evaluatePolicy(policy, request, { now, history: all.filter((e) => e.created_at >= since) }));
+    expect(evaluatePolicy(policy, request, { now, history: all }).decision).toBe('deny');
   });
 });

@@ -14,7 +14,8 @@ import type { Decision } from '../schemas/approval.js';
 import type { IntentRequest, NormalizedIntent } from '../schemas/intent.js';
 import { parseWith } from '../schemas/index.js';
 import { PolicySetSchema, RULE_KINDS, type PolicySet, type Rule, type RuleKind } from '../schemas/policy.js';
-import { RULES } from './rules/index.js';
+import { DEFAULT_VELOCITY_WINDOW, RULES } from './rules/index.js';
+import { isValidated, sealValidated } from '../validated.js';
 import type { PolicyContext, RuleInput, RuleModule, RuleOutcome } from './types.js';
 
 /**
@@ -39,6 +40,40 @@ export function parsePolicy(policy: unknown): PolicySet {
   return parseWith(PolicySetSchema, policy, 'policy');
 }
 
+/**
+ * Validates a policy once and freezes it: `evaluatePolicy` and `policyDigest` take the result
+ * without parsing it again. For services that evaluate one policy for many intents.
+ *
+ * @example
+ * const prepared = preparePolicy(policy)
+ * for (const intent of intents) evaluatePolicy(prepared, intent, { now })
+ */
+export function preparePolicy(policy: PolicySet | unknown): Readonly<PolicySet> {
+  if (isValidated(policy)) return policy as PolicySet;
+  return sealValidated(parsePolicy(policy));
+}
+
+/**
+ * How far back a policy's history rules look, in seconds: the longest velocity-cap or
+ * agent-budget window, `null` for a lifetime budget (everything counts), 0 when no rule reads
+ * history. Services use it to bound the history they hand to evaluatePolicy: entries created
+ * before `now - lookback` cannot change the decision.
+ *
+ * @example
+ * policyLookback({ wallet: 'w', version: 1, rules: [{ rule: 'daily_velocity_cap', limit: '5' }] }) // 86400
+ */
+export function policyLookback(policy: PolicySet): number | null {
+  let max = 0;
+  for (const r of policy.rules) {
+    if (r.rule === 'daily_velocity_cap') max = Math.max(max, r.window_seconds ?? DEFAULT_VELOCITY_WINDOW);
+    if (r.rule === 'agent_budget_ceiling') {
+      if (r.window_seconds == null) return null;
+      max = Math.max(max, r.window_seconds);
+    }
+  }
+  return max;
+}
+
 function checkTime(value: unknown, field: string): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
     throw new ValidationError('context', [{ path: field, message: 'must be integer Unix seconds >= 0' }]);
@@ -61,7 +96,7 @@ function evaluateRule(rule: Rule, input: RuleInput, label: string): RuleOutcome 
  * decision.reasons  // ['approval_threshold[1]: amount 2500 is above 1000; approval weight 0 of 2 required']
  */
 export function evaluatePolicy(policy: PolicySet | unknown, intent: IntentRequest | NormalizedIntent, context: PolicyContext): Decision {
-  const p = parsePolicy(policy);
+  const p = isValidated(policy) ? (policy as PolicySet) : parsePolicy(policy);
   const normalized = normalizeIntent(intent);
   const now = checkTime(context.now, 'now');
   const createdAt = checkTime(context.created_at ?? now, 'created_at');

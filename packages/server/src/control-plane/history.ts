@@ -7,7 +7,7 @@
  * a cap costs O(seconds in the window) per evaluation instead of O(intents in the window).
  * Denied and failed intents never count, so they are not kept.
  */
-import type { HistoryEntry, IntentStatus, PolicySet } from '@vault/sdk';
+import { policyLookback, type HistoryEntry, type IntentStatus, type PolicySet } from '@vault/sdk';
 import { historyEntry, type IntentRecord, type IntentStore } from './store.js';
 
 const NOT_COUNTED: ReadonlySet<IntentStatus> = new Set(['denied', 'failed']);
@@ -16,18 +16,8 @@ function bucketKey(e: HistoryEntry): string {
   return `${e.created_at}|${e.asset_symbol ?? ''}|${e.asset_issuer ?? ''}|${e.initiator}|${e.op}`;
 }
 
-/** How far back a policy looks: seconds, or null for a lifetime budget; 0 when it counts nothing. */
-export function lookback(policy: PolicySet): number | null {
-  let max = 0;
-  for (const r of policy.rules) {
-    if (r.rule === 'daily_velocity_cap') max = Math.max(max, r.window_seconds ?? 86400);
-    if (r.rule === 'agent_budget_ceiling') {
-      if (r.window_seconds == null) return null;
-      max = Math.max(max, r.window_seconds);
-    }
-  }
-  return max;
-}
+/** How far back a policy looks (the SDK's policyLookback: one definition for both services). */
+export const lookback = policyLookback;
 
 interface WalletBuckets {
   /** Entries at or after this time are loaded (0 = everything). */

@@ -17,6 +17,7 @@ import {
   addressFacts,
   createSignerClient,
   evaluatePolicy,
+  preparePolicy,
   fromHex,
   canonicalize,
   normalizeIntent,
@@ -238,6 +239,8 @@ export class ControlPlane {
   readonly #pending = new Map<string, IntentRecord>();
   readonly #creating = new Map<string, Promise<IntentRecord>>();
   readonly #locks = new KeyedLock();
+  /** State policy object -> its prepared (validated, frozen) form. */
+  readonly #preparedPolicies = new WeakMap<PolicySet, Readonly<PolicySet>>();
   readonly #pairing = new Map<string, PairingCode>();
   readonly unlockLimiter: RateLimiter;
   readonly claimLimiter: RateLimiter;
@@ -406,9 +409,17 @@ export class ControlPlane {
     return w;
   }
 
-  policy(walletId: string): PolicySet {
+  /** The wallet's policy, validated once and frozen (reloads bring new objects, so new entries). */
+  policy(walletId: string): Readonly<PolicySet> {
     this.wallet(walletId);
-    return this.state.policies.find((p) => p.wallet === walletId) ?? { wallet: walletId, version: 0, rules: [] };
+    const p = this.state.policies.find((x) => x.wallet === walletId);
+    if (!p) return preparePolicy({ wallet: walletId, version: 0, rules: [] });
+    let prepared = this.#preparedPolicies.get(p);
+    if (!prepared) {
+      prepared = preparePolicy(p);
+      this.#preparedPolicies.set(p, prepared);
+    }
+    return prepared;
   }
 
   driverFor(wallet: WalletDescriptor): ChainDriver {

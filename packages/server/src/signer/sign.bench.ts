@@ -34,6 +34,12 @@ const pkg = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 const TOKEN = 'bench-token-0123456789abcdef0123456789';
 const POOL = 4000;
+/** Fresh requests for the separate-process load run (each intent signed once). */
+const LOAD_POOL = Number(process.env['BENCH_SIGN_LOAD_POOL'] ?? 8000);
+const LOAD = resolve(dirname(fileURLToPath(import.meta.url)), '../../test/control-plane/fixtures/load.mjs');
+let loadFile = '';
+let signerUrl = '';
+let loaded: { rps: number; p50: number; p99: number; ok: number; errors: number } | null = null;
 
 let w: World;
 let child: ChildProcess;
@@ -84,8 +90,12 @@ beforeAll(async () => {
   w.deps.now = () => Math.floor(Date.now() / 1000);
   const sign = fastApprover(w);
   for (let i = 0; i < POOL; i++) requests.push(await w.request({ amount: '2000000', memo: `bench-${i}` }, { sign }));
+  const fresh: SignRequest[] = [];
+  for (let i = 0; i < LOAD_POOL; i++) fresh.push(await w.request({ amount: '2000000', memo: `load-${i}` }, { sign }));
   execFileSync(join(pkg, 'node_modules/.bin/tsup'), ['src/signer/cli.ts', '--format', 'esm', '--platform', 'node', '--target', 'node20', '--out-dir', 'dist/signer', '--no-config'], { cwd: pkg, stdio: 'pipe' });
   benchDir = mkdtempSync(join(tmpdir(), 'vault-signer-bench-'));
+  loadFile = join(benchDir, 'load-requests.json');
+  writeFileSync(loadFile, JSON.stringify(fresh));
   const trust = join(benchDir, 'trust.json');
   writeFileSync(trust, JSON.stringify({ ...w.trustFile, drivers: [{ module: join(pkg, 'test/signer/fixtures/memory-driver.mjs') }] }));
   child = spawn(process.execPath, [join(pkg, 'dist/signer/cli.js'), 'serve', '--keystore', w.keystoreDir, '--trust', trust, '--state-dir', join(benchDir, 'state'), '--port', '0', '--kdf-log2', '10'], {
@@ -100,10 +110,23 @@ beforeAll(async () => {
     });
     child.once('exit', (code) => rej(new Error(`signer exited ${code}`)));
   });
+  signerUrl = url;
   client = createSignerClient({ baseUrl: url, token: TOKEN, timeoutMs: 120_000 });
 }, 300_000);
 
+/** 16 concurrent keep-alive connections from a separate process (the client's own cost is not on this process's event loop). */
+function externalLoad(): Promise<{ rps: number; p50: number; p99: number; ok: number; errors: number }> {
+  const cfg = { url: signerUrl, path: '/sign', method: 'POST', token: TOKEN, tokenHeader: 'x-vault-signer-token', concurrency: 16, durationMs: 5000, bodyKind: 'file', bodyFile: loadFile };
+  return new Promise((res, rej) => {
+    const p = spawn(process.execPath, [LOAD, JSON.stringify(cfg)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    p.on('exit', (code) => (code === 0 ? res(JSON.parse(out)) : rej(new Error(`load generator exited ${code}`))));
+  });
+}
+
 afterAll(async () => {
+  loaded = await externalLoad();
   const line = (k: string) => {
     const xs = latency[k] as number[];
     const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -117,7 +140,7 @@ afterAll(async () => {
   const pr = latency['pairRaw'] as number[];
   const ph = latency['pairHttp'] as number[];
   console.log(
-    `\n/sign bench (3 approvals)\n  ${line('pairRaw')}\n  ${line('pairHttp')}\n  paired overhead: http p50 / raw p50 = ${(pct(ph, 50) / pct(pr, 50)).toFixed(2)}x, p99 ${(pct(ph, 99) / pct(pr, 99)).toFixed(2)}x\n  ${line('http')}\n  ${line('inproc')}\n  ${line('raw')}\n  16 concurrent over HTTP: ${concRate.toFixed(0)} signs/s\n  overhead: http p50 / raw p50 = ${ratio.toFixed(2)}x; in-process p50 / raw p50 = ${(pct(latency['inproc'] as number[], 50) / pct(raw, 50)).toFixed(2)}x`,
+    `\n/sign bench (3 approvals)\n  ${line('pairRaw')}\n  ${line('pairHttp')}\n  paired overhead: http p50 / raw p50 = ${(pct(ph, 50) / pct(pr, 50)).toFixed(2)}x, p99 ${(pct(ph, 99) / pct(pr, 99)).toFixed(2)}x\n  ${line('http')}\n  ${line('inproc')}\n  ${line('raw')}\n  16 concurrent over HTTP (client in this process): ${concRate.toFixed(0)} signs/s\n  16 concurrent over HTTP (separate load process, fresh intents): ${loaded.rps.toFixed(0)} signs/s, p50 ${loaded.p50.toFixed(2)}ms, p99 ${loaded.p99.toFixed(2)}ms, ${loaded.ok} ok, ${loaded.errors} errors => raw floor rate / this = ${(1000 / pct(raw, 50) / loaded.rps).toFixed(2)}x\n  overhead: http p50 / raw p50 = ${ratio.toFixed(2)}x; in-process p50 / raw p50 = ${(pct(latency['inproc'] as number[], 50) / pct(raw, 50)).toFixed(2)}x`,
   );
   child?.kill('SIGTERM');
   w?.cleanup();

@@ -14,6 +14,9 @@ import {
   addressFacts,
   canonicalize,
   evaluatePolicy,
+  policyLookback,
+  preparePolicy,
+  type PolicySet,
   InternalError,
   intentId as computeIntentId,
   normalizeIntent,
@@ -178,8 +181,11 @@ async function check(req: SignRequest, deps: SignerDeps, now: number, events: St
     refuse('policy_mismatch', `the wallet descriptor of ${normalized.wallet} differs from this signer's trusted copy`);
   }
   let digest: string;
+  let policy: Readonly<PolicySet>;
   try {
-    digest = policyDigest(req.policy);
+    // Validated once, then frozen: the digest and the evaluation below read the same object.
+    policy = preparePolicy(req.policy);
+    digest = policyDigest(policy);
   } catch (e) {
     return refuse('policy_mismatch', `the policy is not valid: ${(e as Error).message}`);
   }
@@ -209,11 +215,12 @@ async function check(req: SignRequest, deps: SignerDeps, now: number, events: St
   // intent: the control plane cannot backdate its way past a timelock.
   const seenAt = state.firstSeen(id) ?? now;
   const createdAt = Math.max(req.intent.created_at, seenAt);
-  const decision = evaluatePolicy(req.policy, normalized, {
+  const lookback = policyLookback(policy);
+  const decision = evaluatePolicy(policy, normalized, {
     now,
     created_at: createdAt,
     intentId: id,
-    history: state.history(normalized.wallet),
+    history: state.history(normalized.wallet, lookback === null ? 0 : now - lookback),
     approvals: verified.valid,
     compliance_cleared: req.protect.compliance_cleared,
     attestation_valid: req.protect.attestation_valid,

@@ -75,6 +75,8 @@ export class SignerState {
   readonly #signed = new Map<string, SignedPayload[]>();
   /** wallet -> intentId -> entry */
   readonly #history = new Map<string, Map<string, HistoryEntry>>();
+  /** wallet -> the same entries sorted by created_at (for a bounded look back). */
+  readonly #timeline = new Map<string, HistoryEntry[]>();
   #closed = false;
   /** Lines written / lines known to be on disk (group commit: one fdatasync covers every line before it). */
   #written = 0;
@@ -154,7 +156,13 @@ export class SignerState {
         }
         p.contributions.set(e.signer_address, e.contribution);
         const byWallet = this.#history.get(e.wallet) ?? new Map<string, HistoryEntry>();
-        if (!byWallet.has(e.intentId)) byWallet.set(e.intentId, e.history as HistoryEntry);
+        if (!byWallet.has(e.intentId)) {
+          const entry = e.history as HistoryEntry;
+          byWallet.set(e.intentId, entry);
+          const line = this.#timeline.get(e.wallet) ?? [];
+          line.splice(firstAtOrAfter(line, entry.created_at + 1), 0, entry);
+          this.#timeline.set(e.wallet, line);
+        }
         this.#history.set(e.wallet, byWallet);
         break;
       }
@@ -232,9 +240,13 @@ export class SignerState {
     return this.#signed.get(intentId) ?? [];
   }
 
-  /** What this signer has signed for a wallet, as policy history (velocity caps, agent budgets). */
-  history(wallet: string): HistoryEntry[] {
-    return [...(this.#history.get(wallet)?.values() ?? [])];
+  /**
+   * What this signer has signed for a wallet, as policy history (velocity caps, agent budgets):
+   * the entries created at or after `since` (the SDK's policyLookback bounds it), oldest first.
+   */
+  history(wallet: string, since = 0): HistoryEntry[] {
+    const line = this.#timeline.get(wallet) ?? [];
+    return line.slice(firstAtOrAfter(line, since));
   }
 
   get head(): string {
@@ -311,4 +323,16 @@ function releaseLock(path: string): void {
   } catch {
     // already gone
   }
+}
+
+/** Index of the first entry with created_at >= t in a list sorted by created_at. */
+function firstAtOrAfter(line: readonly HistoryEntry[], t: number): number {
+  let lo = 0;
+  let hi = line.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((line[mid] as HistoryEntry).created_at < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
