@@ -8,6 +8,7 @@ import {
   NotFoundError,
   RefusedError,
   TransportError,
+  ValidationError,
   defineChainDriver,
   type AddressCheck,
   type Balance,
@@ -19,6 +20,7 @@ import {
   type ConfirmResult,
   type ControlState,
   type NormalizedIntent,
+  type PayloadFate,
   type SubmitResult,
   type WalletDescriptor,
 } from '@vault/sdk';
@@ -26,6 +28,7 @@ import { isValidClassicAddress, isValidXAddress, xAddressToClassicAddress } from
 import { hashes } from 'xrpl';
 import { buildTransaction, defaultIsTestChain, resolveAsset, signingHash, type XrplPayload } from './build.js';
 import { ACCOUNT_ROOT_FLAGS, DEFAULT_LAST_LEDGER_OFFSET, DEFAULT_MAX_FEE_DROPS, XRPL_PAYLOAD_FORMAT } from './constants.js';
+import { fateOfUsed, ledgerTxOf, type LedgerTx } from './fate.js';
 import { assembleMultisig, payloadOf } from './multisig.js';
 import { classifySubmit, parseTxResult } from './results.js';
 import { rpcCall, rpcError, rpcErrorMessage, type FetchLike, type RpcResult, type XrplTransport } from './rpc.js';
@@ -49,6 +52,10 @@ export interface XrplChainConfig {
   /** Decimals used to express IOU balances in minor units (raised when a balance needs more). Default 6. */
   iouDecimals?: number;
   timeoutMs?: number;
+  /** payloadFate: account_tx page size. Default 200. */
+  historyPageSize?: number;
+  /** payloadFate: account_tx pages read at most before giving up (TransportError). Default 10. */
+  historyMaxPages?: number;
 }
 
 export interface XrplDriverOptions {
@@ -72,6 +79,7 @@ export type XrplDriver = Omit<ChainDriver, 'fetchParams'> & {
   issuerFacts(chain: string, issuer: string): Promise<XrplIssuerFacts>;
   /** The chain's network id as the server reports it (null when it reports none). */
   networkId(chain: string): Promise<number | null>;
+  payloadFate(chain: string, built: BuiltPayload): Promise<PayloadFate>;
 };
 
 export interface XrplIssuerFacts {
@@ -141,6 +149,42 @@ export function createXrplDriver(options: XrplDriverOptions): XrplDriver {
     // API v2 puts signer_lists at the result root; v1 inside account_data.
     const lists = (r['signer_lists'] ?? data['signer_lists'] ?? []) as Record<string, unknown>[];
     return { data, signerList: lists[0] ?? null };
+  };
+  /**
+   * The validated transaction of `account` that used Sequence `sequence`, newest first over the
+   * validated ledgers up to `maxLedger`, or null once an older sequence shows it is not there
+   * (or the history ends, or the page budget runs out: the caller cannot tell those apart).
+   */
+  const txBySequence = async (chain: string, account: string, sequence: number, maxLedger: number): Promise<LedgerTx | null> => {
+    const c = config(chain);
+    const limit = c.historyPageSize ?? 200;
+    let marker: unknown;
+    for (let page = 0; page < (c.historyMaxPages ?? 10); page++) {
+      const r = (await must(chain, 'account_tx', {
+        account,
+        ledger_index_min: -1,
+        ledger_index_max: maxLedger,
+        forward: false,
+        limit,
+        ...(marker !== undefined ? { marker } : {}),
+      })) as RpcResult;
+      const entries = r['transactions'];
+      if (!Array.isArray(entries)) throw new TransportError(`XRPL account_tx on ${chain}: no transactions array`, { data: { method: 'account_tx' } });
+      let passed = false;
+      for (const entry of entries as Record<string, unknown>[]) {
+        const t = parseTxResult(entry).tx;
+        if (t['Account'] !== account) continue;
+        const seq = Number(t['Sequence'] ?? 0);
+        // Entries within a page need not be in order; pages are, so finish the page first.
+        if (seq === sequence) {
+          const used = ledgerTxOf(entry);
+          if (used.validated && used.ledgerIndex !== null && used.ledgerIndex <= maxLedger) return used;
+        } else if (seq > 0 && seq < sequence) passed = true;
+      }
+      marker = r['marker'];
+      if (passed || marker === undefined || marker === null) return null;
+    }
+    return null;
   };
   const reportedNetworkId = async (chain: string): Promise<number | null> => {
     const r = (await must(chain, 'server_info', {})) as RpcResult;
@@ -302,6 +346,58 @@ export function createXrplDriver(options: XrplDriverOptions): XrplDriver {
         return { status: 'failed', txHash, code: 'tefPAST_SEQ', message: `sequence ${String(tx['Sequence'])} was used by another transaction`, dead: true };
       }
       return { status: 'pending', txHash };
+    },
+
+    /**
+     * The payload's fate from validated ledgers only: the account's validated Sequence, then the
+     * validated transaction that used the payload's Sequence. `applied` (this payload, tesSUCCESS),
+     * `dead` (a rival used the sequence: `sequence_consumed`; a validated ledger reached
+     * LastLedgerSequence with the sequence unused: `expired`; this payload validated with a tec:
+     * the tec token, no effect), `live` (`pending`). Throws a TransportError when the ledger
+     * cannot show it (the sequence was consumed but its transaction is not in the history served,
+     * a Ticket, an RPC error).
+     */
+    async payloadFate(chain: string, built: BuiltPayload): Promise<PayloadFate> {
+      config(chain);
+      const payload = payloadOf(built);
+      if (payload.chain !== chain) {
+        throw new ValidationError('built', [{ path: 'payload.chain', message: `payload is for ${payload.chain}, not ${chain}` }]);
+      }
+      const tx = payload.tx_json;
+      const account = String(tx['Account']);
+      const sequence = Number(tx['Sequence']);
+      if (!Number.isSafeInteger(sequence) || sequence <= 0) {
+        throw new ValidationError('built', [{ path: 'payload.tx_json.Sequence', message: 'expected a positive Sequence (Ticket payloads are not built by this driver)' }]);
+      }
+      const r = await must(chain, 'account_info', { account, ledger_index: 'validated' }, ['actNotFound']);
+      if (r === null) {
+        // Missing from the validated ledger: not funded yet, or deleted after it used the
+        // sequence. The ledger cannot tell which here, so no answer is safe.
+        throw new TransportError(`XRPL account ${account} is not in the validated ledger of ${chain}: the payload's fate cannot be shown`, { data: { method: 'account_info', error: 'actNotFound' } });
+      }
+      const validatedLedger = r['ledger_index'];
+      const data = (r['account_data'] ?? {}) as Record<string, unknown>;
+      const validatedSeq = data['Sequence'];
+      if (r['validated'] !== true || typeof validatedLedger !== 'number' || typeof validatedSeq !== 'number') {
+        throw new TransportError(`XRPL account_info on ${chain}: not a validated ledger answer`, { data: { method: 'account_info' } });
+      }
+      if (validatedSeq <= sequence) {
+        // Sequence unused in validated ledger `validatedLedger`: not applied. A transaction may
+        // appear in ledger LastLedgerSequence itself, never after it.
+        const lls = tx['LastLedgerSequence'];
+        if (typeof lls === 'number' && validatedLedger >= lls) {
+          return { fate: 'dead', code: 'expired', message: `sequence ${sequence} unused through validated ledger ${validatedLedger}, at or past LastLedgerSequence ${lls}` };
+        }
+        return { fate: 'live', code: 'pending', message: `sequence ${sequence} unused in validated ledger ${validatedLedger}; valid through ledger ${String(lls ?? 'any')}` };
+      }
+      const used = await txBySequence(chain, account, sequence, validatedLedger);
+      if (used === null) {
+        throw new TransportError(
+          `XRPL ${account} on ${chain}: sequence ${sequence} was consumed (validated Sequence ${validatedSeq}) but no validated transaction with it is in the history served (a gap or a Ticket): the payload's fate cannot be shown`,
+          { data: { method: 'account_tx', sequence, validatedSequence: validatedSeq } },
+        );
+      }
+      return fateOfUsed(built.digest, used, sequence);
     },
 
     async balances(wallet: WalletDescriptor): Promise<Balance[]> {

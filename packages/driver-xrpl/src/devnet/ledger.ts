@@ -178,6 +178,8 @@ export class XrplLedger {
   private readonly tokens = new Map<string, MpToken>();
   private readonly txs = new Map<string, TxRecord>();
   private readonly byAccount = new Map<string, string[]>();
+  /** Account roots as the last closed (validated) ledger holds them. */
+  private validatedAccounts = new Map<string, AccountState>();
 
   constructor(options: LedgerOptions = {}) {
     this.networkId = options.networkId ?? 21337;
@@ -197,6 +199,10 @@ export class XrplLedger {
   }
   account(address: string): AccountState | undefined {
     return this.accounts.get(address);
+  }
+  /** The account root in the last validated ledger (a copy taken when that ledger closed). */
+  validatedAccount(address: string): AccountState | undefined {
+    return this.validatedAccounts.get(address);
   }
   /** XRP balance in drops; 0 for an account that does not exist. */
   xrpBalance(address: string): bigint {
@@ -240,24 +246,16 @@ export class XrplLedger {
    */
   genesisAccount(address: string, drops: bigint, setup: { signers?: SignerEntry[]; quorum?: number; flags?: number } = {}): AccountState {
     if (!isClassicAddress(address)) throw new Error(`not a classic address: ${address}`);
-    let acct = this.accounts.get(address);
-    if (!acct) {
-      acct = { address, balance: 0n, sequence: this.openIndex, flags: 0, ownerCount: 0 };
-      this.accounts.set(address, acct);
-    }
-    acct.balance += drops;
-    if (setup.flags !== undefined) acct.flags |= setup.flags;
-    if (setup.signers) {
-      if (!acct.signerList) acct.ownerCount += 1;
-      acct.signerList = { quorum: setup.quorum ?? 1, entries: [...setup.signers] };
-    }
-    return acct;
+    // Genesis state is in every ledger: the same edit goes to the open and the validated state.
+    genesisEdit(this.validatedAccounts, address, drops, setup, this.openIndex);
+    return genesisEdit(this.accounts, address, drops, setup, this.openIndex);
   }
 
   /** Closes the open ledger: everything applied to it becomes validated. Returns the closed index. */
   close(): number {
     const closed = this.openIndex;
     for (const rec of this.txs.values()) if (!rec.validated && rec.ledgerIndex === closed) rec.validated = true;
+    this.validatedAccounts = new Map([...this.accounts].map(([k, a]) => [k, copyAccount(a)]));
     this.openIndex += 1;
     return closed;
   }
@@ -809,6 +807,31 @@ export class XrplLedger {
     this.tokens.set(`${id}|${account.address}`, { id, holder: account.address, amount: 0n, authorized: false });
     return 'tesSUCCESS';
   }
+}
+
+function copyAccount(a: AccountState): AccountState {
+  return { ...a, ...(a.signerList ? { signerList: { quorum: a.signerList.quorum, entries: a.signerList.entries.map((e) => ({ ...e })) } } : {}) };
+}
+
+function genesisEdit(
+  accounts: Map<string, AccountState>,
+  address: string,
+  drops: bigint,
+  setup: { signers?: SignerEntry[]; quorum?: number; flags?: number },
+  openIndex: number,
+): AccountState {
+  let acct = accounts.get(address);
+  if (!acct) {
+    acct = { address, balance: 0n, sequence: openIndex, flags: 0, ownerCount: 0 };
+    accounts.set(address, acct);
+  }
+  acct.balance += drops;
+  if (setup.flags !== undefined) acct.flags |= setup.flags;
+  if (setup.signers) {
+    if (!acct.signerList) acct.ownerCount += 1;
+    acct.signerList = { quorum: setup.quorum ?? 1, entries: [...setup.signers] };
+  }
+  return acct;
 }
 
 export { engineMessage, engineResultCode, formatScaled };

@@ -72,6 +72,78 @@ describe('devnet JSON-RPC shapes', () => {
     expect(await rpc('gateway_balances', { account: address })).toMatchObject({ account: address });
   });
 
+  it('account_info answers from the open or the last validated ledger, in rippled\'s shape', async () => {
+    const { address } = devnet.faucet();
+    const open = await rpc('account_info', { account: address, ledger_index: 'current' });
+    expect(open).toMatchObject({ validated: false, ledger_current_index: devnet.ledger.currentLedgerIndex });
+    // Funded in the open ledger only: not in the validated one yet.
+    expect(await rpc('account_info', { account: address, ledger_index: 'validated' })).toMatchObject({ error: 'actNotFound', validated: true });
+    devnet.closeLedger();
+    const validated = await rpc('account_info', { account: address, ledger_index: 'validated' });
+    expect(validated).toMatchObject({ validated: true, ledger_index: devnet.ledger.validatedLedgerIndex, account_data: { Account: address } });
+    expect(validated['ledger_hash']).toMatch(/^[0-9A-F]{64}$/);
+    expect(await rpc('account_info', { account: address, ledger_index: devnet.ledger.validatedLedgerIndex })).toMatchObject({ validated: true });
+    expect(await rpc('account_info', { account: address, ledger_index: devnet.ledger.currentLedgerIndex })).toMatchObject({ validated: false });
+    expect(await rpc('account_info', { account: address, ledger_index: 1 })).toMatchObject({ error: 'notImpl' });
+    expect(await rpc('account_info', { account: address, ledger_index: 'nope' })).toMatchObject({ error: 'invalidParams' });
+  });
+
+  it('account_tx: validated ledgers only, ranges, newest first or forward, limit and marker, v1 and v2 entries', async () => {
+    const { address } = devnet.faucet();
+    devnet.closeLedger();
+    const hashes = [devnet.faucet(address, 1_000_000n).hash];
+    devnet.closeLedger();
+    hashes.push(devnet.faucet(address, 1_000_000n).hash, devnet.faucet(address, 1_000_000n).hash);
+    devnet.closeLedger();
+    const pending = devnet.faucet(address, 1_000_000n).hash; // open ledger: never listed
+    const all = await rpc('account_tx', { account: address, api_version: 2 });
+    expect(all).toMatchObject({ account: address, ledger_index_min: 1, ledger_index_max: devnet.ledger.validatedLedgerIndex, validated: true, limit: 200 });
+    const listed = all['transactions'].map((e: Record<string, any>) => e.hash);
+    expect(listed).toHaveLength(4);
+    expect(listed).not.toContain(pending);
+    expect(listed.slice(0, 3)).toEqual([hashes[2], hashes[1], hashes[0]]);
+    const v2 = all['transactions'][0];
+    expect(Object.keys(v2).sort()).toEqual(['close_time_iso', 'hash', 'ledger_hash', 'ledger_index', 'meta', 'tx_json', 'validated']);
+    expect(v2['tx_json']).toMatchObject({ TransactionType: 'Payment', DeliverMax: '1000000' });
+    const v1 = (await rpc('account_tx', { account: address, limit: 1 }))['transactions'][0];
+    expect(Object.keys(v1).sort()).toEqual(['meta', 'tx', 'validated']);
+    expect(v1['tx']).toMatchObject({ hash: hashes[2], Amount: '1000000', inLedger: devnet.ledger.validatedLedgerIndex, ledger_index: devnet.ledger.validatedLedgerIndex });
+    // Paging: a marker resumes where the page stopped, whatever the direction.
+    for (const forward of [false, true]) {
+      const seen: string[] = [];
+      let marker: unknown;
+      let pages = 0;
+      do {
+        const page = await rpc('account_tx', { account: address, api_version: 2, limit: 1, forward, ...(marker ? { marker } : {}) });
+        seen.push(...page['transactions'].map((e: Record<string, any>) => e.hash));
+        marker = page['marker'];
+        pages += 1;
+      } while (marker && pages < 10);
+      expect(seen).toEqual(forward ? [...listed].reverse() : listed);
+    }
+    const last = devnet.ledger.validatedLedgerIndex;
+    const one = await rpc('account_tx', { account: address, api_version: 2, ledger_index_min: last, ledger_index_max: last });
+    expect(one['transactions'].map((e: Record<string, any>) => e.hash).sort()).toEqual([hashes[1], hashes[2]].sort());
+    expect((await rpc('account_tx', { account: address, ledger_index: last }))['transactions']).toHaveLength(2);
+    expect((await rpc('account_tx', { account: address, ledger_index: 'validated' }))['transactions']).toHaveLength(2);
+    expect(await rpc('account_tx', { account: address, ledger_index: last + 5 })).toMatchObject({ error: 'lgrNotFound' });
+    expect(await rpc('account_tx', { account: address, ledger_index: 'x' })).toMatchObject({ error: 'invalidParams' });
+    // API v2 refuses ranges outside the validated ledgers; v1 clamps them.
+    expect(await rpc('account_tx', { account: address, api_version: 2, ledger_index_max: last + 1 })).toMatchObject({ error: 'lgrIdxsInvalid', error_code: 57 });
+    expect(await rpc('account_tx', { account: address, api_version: 2, ledger_index_min: last, ledger_index_max: last - 1 })).toMatchObject({ error: 'lgrIdxMalformed', error_code: 58 });
+    expect(await rpc('account_tx', { account: address, ledger_index_max: last + 1 })).toMatchObject({ ledger_index_max: last });
+    expect(await rpc('account_tx', { account: address, ledger_index_min: last + 1 })).toMatchObject({ error: 'lgrIdxsInvalid' });
+    expect(await rpc('account_tx', { account: address, ledger_index_min: 'a' })).toMatchObject({ error: 'invalidParams' });
+    expect(await rpc('account_tx', { account: address, limit: 0 })).toMatchObject({ error: 'invalidParams' });
+    expect(await rpc('account_tx', { account: address, marker: { ledger: 1, seq: 99 } })).toMatchObject({ error: 'invalidParams' });
+    expect(await rpc('account_tx', { account: address, marker: 'x' })).toMatchObject({ error: 'invalidParams' });
+    expect(await rpc('account_tx', { account: address, binary: true })).toMatchObject({ error: 'notImpl' });
+    expect(await rpc('account_tx', { account: address, tx_type: 'Payment' })).toMatchObject({ error: 'notImpl' });
+    expect(await rpc('account_tx', {})).toMatchObject({ error: 'invalidParams' });
+    expect(await rpc('account_tx', { account: 'nope' })).toMatchObject({ error: 'actMalformed' });
+    expect(await rpc('account_tx', { account: Wallet.generate().classicAddress })).toMatchObject({ error: 'actNotFound' });
+  });
+
   it('submit_multisigned refuses a SigningPubKey and a missing Signers; HTTP errors are rippled-like', async () => {
     expect(await rpc('submit_multisigned', { tx_json: { SigningPubKey: 'AB' } })).toMatchObject({ error: 'invalidParams' });
     expect(await rpc('submit_multisigned', { tx_json: { SigningPubKey: '' } })).toMatchObject({ error: 'invalidParams', error_message: "Missing field 'tx_json.Signers'." });

@@ -7,7 +7,7 @@ import { encode } from 'ripple-binary-codec';
 import { hashes, Wallet } from 'xrpl';
 import { classicAddressToXAddress } from 'ripple-address-codec';
 import { LEGACY_NETWORK_ID_MAX } from '../constants.js';
-import { compareAccountIds, formatScaled, isClassicAddress } from '../util.js';
+import { bytesToHex, compareAccountIds, formatScaled, isClassicAddress, sha512Half } from '../util.js';
 import { IOU_SCALE, engineMessage, engineResultCode, type AccountState, type TxRecord, type XrplLedger } from './ledger.js';
 
 type Json = Record<string, unknown>;
@@ -27,6 +27,8 @@ const ERROR_CODES: Record<string, number> = {
   notImpl: 74,
   invalid_API_version: 40,
   lgrNotFound: 21,
+  lgrIdxsInvalid: 57,
+  lgrIdxMalformed: 58,
 };
 
 function rpcError(error: string, message: string, request: Json, extra: Json = {}): Json {
@@ -71,7 +73,7 @@ export class DevnetRpc {
       case 'gateway_balances':
         return this.withAccount(p, request, (a) => this.gatewayBalances(a));
       case 'account_tx':
-        return this.withAccount(p, request, (a) => this.accountTx(a, p, v2));
+        return this.accountTx(p, request, v2);
       case 'ledger_entry':
         return this.ledgerEntry(p, request);
       case 'submit':
@@ -161,28 +163,52 @@ export class DevnetRpc {
     return { ...fn(a), ...this.ledgerInfo(), validated: false, status: 'success' };
   }
 
+  /**
+   * account_info answers from the open ledger (`current`, the default) or from the last validated
+   * one (`validated`, `closed`, or its index), with rippled's `ledger_current_index` or
+   * `ledger_index` + `ledger_hash` + `validated: true`. Older ledgers are not kept: notImpl.
+   */
   private accountInfo(p: Json, request: Json, v2: boolean): Json {
-    return this.withAccount(p, request, (a) => {
-      const data = this.accountRootJson(a);
-      const out: Json = { account_data: data };
-      if (p['signer_lists'] === true) {
-        if (v2) out['signer_lists'] = this.signerListJson(a);
-        else data['signer_lists'] = this.signerListJson(a);
-      }
-      out['account_flags'] = {
-        defaultRipple: (a.flags & 0x00800000) !== 0,
-        depositAuth: (a.flags & 0x01000000) !== 0,
-        disableMasterKey: (a.flags & 0x00100000) !== 0,
-        disallowIncomingXRP: (a.flags & 0x00080000) !== 0,
-        globalFreeze: (a.flags & 0x00400000) !== 0,
-        noFreeze: (a.flags & 0x00200000) !== 0,
-        passwordSpent: (a.flags & 0x00010000) !== 0,
-        requireAuthorization: (a.flags & 0x00040000) !== 0,
-        requireDestinationTag: (a.flags & 0x00020000) !== 0,
-        allowTrustLineClawback: ((a.flags >>> 0) & 0x80000000) !== 0,
-      };
-      return out;
-    });
+    const address = p['account'];
+    if (typeof address !== 'string') return rpcError('invalidParams', "Missing field 'account'.", request);
+    if (!isClassicAddress(address)) return rpcError('actMalformed', 'Account malformed.', request);
+    const which = p['ledger_index'] ?? 'current';
+    const l = this.ledger;
+    let validated: boolean;
+    if (which === 'current' || which === l.currentLedgerIndex) validated = false;
+    else if (which === 'validated' || which === 'closed' || which === l.validatedLedgerIndex) validated = true;
+    else if (typeof which === 'number' || (typeof which === 'string' && /^\d+$/.test(which))) {
+      return rpcError('notImpl', 'Not implemented: the devnet keeps the open and the last validated ledger only.', request);
+    } else return rpcError('invalidParams', 'ledgerIndexMalformed', request);
+    const where: Json = validated
+      ? { ledger_hash: this.ledgerHash(l.validatedLedgerIndex), ledger_index: l.validatedLedgerIndex, validated: true }
+      : { ledger_current_index: l.currentLedgerIndex, validated: false };
+    const a = validated ? l.validatedAccount(address) : l.account(address);
+    if (!a) return rpcError('actNotFound', 'Account not found.', request, where);
+    const data = this.accountRootJson(a);
+    const out: Json = { account_data: data };
+    if (p['signer_lists'] === true) {
+      if (v2) out['signer_lists'] = this.signerListJson(a);
+      else data['signer_lists'] = this.signerListJson(a);
+    }
+    out['account_flags'] = {
+      defaultRipple: (a.flags & 0x00800000) !== 0,
+      depositAuth: (a.flags & 0x01000000) !== 0,
+      disableMasterKey: (a.flags & 0x00100000) !== 0,
+      disallowIncomingXRP: (a.flags & 0x00080000) !== 0,
+      globalFreeze: (a.flags & 0x00400000) !== 0,
+      noFreeze: (a.flags & 0x00200000) !== 0,
+      passwordSpent: (a.flags & 0x00010000) !== 0,
+      requireAuthorization: (a.flags & 0x00040000) !== 0,
+      requireDestinationTag: (a.flags & 0x00020000) !== 0,
+      allowTrustLineClawback: ((a.flags >>> 0) & 0x80000000) !== 0,
+    };
+    return { ...out, ...where, status: 'success' };
+  }
+
+  /** A stable stand-in for a closed ledger's hash (the devnet has no real ledger headers). */
+  private ledgerHash(index: number): string {
+    return bytesToHex(sha512Half(Buffer.from(`vault-xrpl-devnet:ledger:${this.ledger.networkId}:${index}`))).toUpperCase();
   }
 
   private accountLines(a: AccountState): Json {
@@ -305,7 +331,10 @@ export class DevnetRpc {
     }
     const closeTime = this.closeTimeBase + rec.ledgerIndex * 4;
     const common: Json = { meta: rec.meta, validated: rec.validated, ledger_index: rec.ledgerIndex };
-    if (rec.validated) common['close_time_iso'] = new Date((closeTime + RIPPLE_EPOCH) * 1000).toISOString().replace('.000Z', 'Z');
+    if (rec.validated) {
+      common['close_time_iso'] = new Date((closeTime + RIPPLE_EPOCH) * 1000).toISOString().replace('.000Z', 'Z');
+      if (v2) common['ledger_hash'] = this.ledgerHash(rec.ledgerIndex);
+    }
     if (v2) return { tx_json: tx, hash: rec.hash, ...common };
     return { ...tx, hash: rec.hash, inLedger: rec.ledgerIndex, date: closeTime, ...common };
   }
@@ -319,19 +348,85 @@ export class DevnetRpc {
     return { ...this.txJson(rec, v2), status: 'success' };
   }
 
-  private accountTx(a: AccountState, p: Json, v2: boolean): Json {
-    const limit = Math.min(Number(p['limit'] ?? 200), 400);
-    const all = this.ledger.txsOf(a.address).filter((r) => r.validated).reverse();
-    const transactions = all.slice(0, limit).map((rec) => {
-      const { meta, validated, ledger_index, ...rest } = this.txJson(rec, v2);
-      return v2 ? { ...rest, meta, validated, ledger_index } : { tx: rest, meta, validated };
+  /**
+   * rippled's account_tx over validated ledgers: `ledger_index_min` / `ledger_index_max` (-1 = the
+   * earliest / latest validated), or one ledger by `ledger_index`; newest first unless `forward`;
+   * `limit` per page and an opaque `{ledger, seq}` marker to resume. API v2 refuses a range outside
+   * the validated ledgers (lgrIdxsInvalid) and min > max (lgrIdxMalformed); v1 clamps it. Entries:
+   * v1 `{meta, tx: {…, hash, inLedger, ledger_index, date}, validated}`, v2 `{tx_json, hash,
+   * ledger_index, ledger_hash, close_time_iso, meta, validated}`.
+   */
+  private accountTx(p: Json, request: Json, v2: boolean): Json {
+    const address = p['account'];
+    if (typeof address !== 'string') return rpcError('invalidParams', "Missing field 'account'.", request);
+    if (!isClassicAddress(address)) return rpcError('actMalformed', 'Account malformed.', request);
+    if (p['binary'] === true) return rpcError('notImpl', 'Not implemented: binary account_tx replies.', request);
+    // rippled answers actNotFound for an account missing from the validated ledger.
+    if (!this.ledger.validatedAccount(address)) return rpcError('actNotFound', 'Account not found.', request);
+    if (p['tx_type'] !== undefined) return rpcError('notImpl', 'Not implemented: tx_type filters (Clio only).', request);
+    const l = this.ledger;
+    const earliest = 1;
+    const latest = l.validatedLedgerIndex;
+    const int = (v: unknown) => typeof v === 'number' && Number.isInteger(v);
+    let min: number;
+    let max: number;
+    const single = p['ledger_index'];
+    if (single !== undefined) {
+      const idx = single === 'validated' || single === 'closed' ? latest : single;
+      if (!int(idx)) return rpcError('invalidParams', 'ledgerIndexMalformed', request);
+      if ((idx as number) > latest || (idx as number) < earliest) return rpcError('lgrNotFound', 'ledgerNotFound', request);
+      min = max = idx as number;
+    } else {
+      const rawMin = p['ledger_index_min'] ?? -1;
+      const rawMax = p['ledger_index_max'] ?? -1;
+      if (!int(rawMin) || !int(rawMax)) return rpcError('invalidParams', 'Invalid field \'ledger_index_min\' or \'ledger_index_max\'.', request);
+      min = rawMin === -1 ? earliest : (rawMin as number);
+      max = rawMax === -1 ? latest : (rawMax as number);
+      if (v2) {
+        if (min > max) return rpcError('lgrIdxMalformed', 'Ledger index malformed.', request);
+        if (min < earliest || max > latest) return rpcError('lgrIdxsInvalid', 'Ledger indexes invalid.', request);
+      } else {
+        min = Math.max(min, earliest);
+        max = Math.min(max, latest);
+        if (min > max) return rpcError('lgrIdxsInvalid', 'Ledger indexes invalid.', request);
+      }
+    }
+    const rawLimit = p['limit'] ?? 200;
+    if (!int(rawLimit) || (rawLimit as number) < 1) return rpcError('invalidParams', "Invalid field 'limit', not unsigned integer.", request);
+    const limit = Math.min(rawLimit as number, 400);
+    const forward = p['forward'] === true;
+    const key = (r: TxRecord) => [r.ledgerIndex, Number(r.meta['TransactionIndex'] ?? 0)] as const;
+    const order = (a: TxRecord, b: TxRecord) => {
+      const [la, sa] = key(a);
+      const [lb, sb] = key(b);
+      return forward ? la - lb || sa - sb : lb - la || sb - sa;
+    };
+    let all = l.txsOf(address).filter((r) => r.validated && r.ledgerIndex >= min && r.ledgerIndex <= max).sort(order);
+    const marker = p['marker'];
+    if (marker !== undefined) {
+      const m = marker as { ledger?: unknown; seq?: unknown } | null;
+      if (m === null || typeof m !== 'object' || !int(m.ledger) || !int(m.seq)) return rpcError('invalidParams', "Invalid field 'marker'.", request);
+      const start = all.findIndex((r) => key(r)[0] === m.ledger && key(r)[1] === m.seq);
+      if (start < 0) return rpcError('invalidParams', "Invalid field 'marker'.", request);
+      all = all.slice(start);
+    }
+    const page = all.slice(0, limit);
+    const next = all[limit];
+    const transactions = page.map((rec) => {
+      const { meta, validated, ledger_index, ledger_hash, close_time_iso, hash, tx_json, ...v1tx } = this.txJson(rec, v2);
+      return v2
+        ? { close_time_iso, hash, ledger_hash, ledger_index, meta, tx_json, validated }
+        : { meta, tx: { ...v1tx, hash, ledger_index }, validated };
     });
     return {
-      account: a.address,
-      ledger_index_min: 1,
-      ledger_index_max: this.ledger.validatedLedgerIndex,
+      account: address,
+      ledger_index_min: min,
+      ledger_index_max: max,
       limit,
+      ...(next ? { marker: { ledger: key(next)[0], seq: key(next)[1] } } : {}),
       transactions,
+      validated: true,
+      status: 'success',
     };
   }
 
