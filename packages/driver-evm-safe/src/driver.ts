@@ -23,6 +23,7 @@ import {
   type Contribution,
   type ControlState,
   type NormalizedIntent,
+  type PayloadFate,
   type SubmitResult,
   type WalletDescriptor,
 } from '@vault/sdk';
@@ -39,7 +40,7 @@ import {
   hexToString,
   http,
   parseAbi,
-  toEventSelector,
+  toFunctionSelector,
   toHex,
   type Account,
   type Address,
@@ -67,6 +68,7 @@ import {
   type SafeTx,
 } from './safe-tx.js';
 import { publicKeyToEvmAddress, recoverEvmAddress } from './secp256k1.js';
+import { EXECUTION_FAILURE, EXECUTION_SUCCESS, nonceRecord, type ExecutionLog, type NonceRecord, type SafeHistory } from './fate.js';
 
 /** ERC-20 calls the driver makes (and mint, which `issue` builds). */
 export const ERC20_ABI = parseAbi([
@@ -77,8 +79,7 @@ export const ERC20_ABI = parseAbi([
   'function owner() view returns (address)',
 ]);
 const SYMBOL_SELECTOR = '0x95d89b41';
-const EXECUTION_SUCCESS = toEventSelector('ExecutionSuccess(bytes32,uint256)');
-const EXECUTION_FAILURE = toEventSelector('ExecutionFailure(bytes32,uint256)');
+const NONCE_SELECTOR = toFunctionSelector('nonce()');
 
 /** Owners that can never sign again: a token whose owner() is one of these is burned. */
 export const BURNED_OWNERS: readonly Address[] = [
@@ -110,11 +111,20 @@ export interface EvmChainConfig {
   nativeSymbol?: string;
   /** ERC-20 contracts whose balances `balances()` reports. */
   tokens?: readonly string[];
-  /** How far back `confirm` searches Safe events when it did not submit the tx itself. Default 50000 blocks. */
-  logLookbackBlocks?: number;
+  /**
+   * Which head `payloadFate` treats as settled: `finalized` (default), `safe`, or `latest`. Only a
+   * nonce consumed at or below this head can make a payload `dead`; a reorg above it could undo
+   * the transaction that consumed it. `latest` suits a single-node chain that never reorgs (the
+   * local anvil devnet), nothing public.
+   */
+  finality?: EvmFinality;
   /** viem polling interval, ms. Default 4000 (viem's); set it low for local chains. */
   pollingInterval?: number;
 }
+
+/** A block tag `payloadFate` reads the Safe at. */
+export type EvmFinality = 'finalized' | 'safe' | 'latest';
+export const EVM_FINALITIES: readonly EvmFinality[] = ['finalized', 'safe', 'latest'];
 
 export interface EvmSafeDriverOptions {
   /** One entry per served chain, keyed `eip155:<chain id>`. */
@@ -127,7 +137,12 @@ export interface EvmSafeDriverOptions {
   name?: string;
 }
 
-export type EvmSafeDriver = ChainDriver & { readonly family: 'evm'; readonly paramsKind: 'evm_safe' };
+export type EvmSafeDriver = ChainDriver & {
+  readonly family: 'evm';
+  readonly paramsKind: 'evm_safe';
+  /** Always present: the Safe's nonce history answers it (see payloadFate below). */
+  payloadFate(chain: string, built: BuiltPayload): Promise<PayloadFate>;
+};
 
 const NATIVE_DECIMALS = 18;
 
@@ -222,6 +237,9 @@ export function createEvmSafeDriver(options: EvmSafeDriverOptions): EvmSafeDrive
     if (typeof config?.rpcUrl !== 'string' || !/^https?:\/\//.test(config.rpcUrl)) {
       throw new DriverRegistryError('invalid_driver', `${name}: chains["${chain}"].rpcUrl must be an http(s) URL`);
     }
+    if (config.finality !== undefined && !EVM_FINALITIES.includes(config.finality)) {
+      throw new DriverRegistryError('invalid_driver', `${name}: chains["${chain}"].finality must be one of ${EVM_FINALITIES.join(', ')}`);
+    }
     for (const t of config.tokens ?? []) {
       if (evmAddressProblem(t)) throw new DriverRegistryError('invalid_driver', `${name}: chains["${chain}"].tokens has a bad address ${t}`);
     }
@@ -266,6 +284,55 @@ export function createEvmSafeDriver(options: EvmSafeDriverOptions): EvmSafeDrive
     return id;
   };
 
+  /** Refuses an RPC that serves another chain: the same Safe address can exist on many chains. */
+  const sameChain = async (ctx: ChainCtx): Promise<void> => {
+    const id = await checkRpcChain(ctx);
+    if (id !== ctx.chainId) {
+      throw new TransportError(`${ctx.chain}: the RPC at ${ctx.config.rpcUrl} serves chain ${id}, not ${ctx.chainId}`, { data: { chain: ctx.chain, rpc_chain_id: id } });
+    }
+  };
+
+  /** The number of the block a tag names (`latest`, `safe`, `finalized`). */
+  const headOf = async (ctx: ChainCtx, tag: EvmFinality): Promise<bigint> => {
+    // Not viem's getBlockNumber: it caches the number for a polling interval, and a stale head
+    // would hide an execution that confirm or the caller has just seen.
+    if (tag === 'latest') return BigInt(await rpc(ctx, 'eth_blockNumber', () => ctx.client.request({ method: 'eth_blockNumber' })));
+    const block = await rpc(ctx, `eth_getBlockByNumber(${tag})`, () => ctx.client.request({ method: 'eth_getBlockByNumber', params: [tag, false] }));
+    if (!block || typeof block.number !== 'string') throw new TransportError(`${ctx.chain}: the RPC has no ${tag} block`);
+    return BigInt(block.number);
+  };
+
+  /** The Safe's nonce and execution events at fixed block numbers, for nonceRecord. */
+  const history = (ctx: ChainCtx, safe: Address): SafeHistory => ({
+    async nonceAt(block) {
+      const at = toHex(block);
+      const out = await rpc(ctx, `Safe.nonce() at block ${block}`, () => ctx.client.request({ method: 'eth_call', params: [{ to: safe, data: NONCE_SELECTOR }, at] }));
+      if (typeof out === 'string' && /^0x[0-9a-fA-F]{64}$/.test(out)) return BigInt(out);
+      if (out === '0x') {
+        // No code yet: nothing had executed. Anything else answering empty is not a Safe we can read.
+        const code = await rpc(ctx, `eth_getCode at block ${block}`, () => ctx.client.request({ method: 'eth_getCode', params: [safe, at] }));
+        if (code === '0x') return 0n;
+      }
+      throw new TransportError(`${ctx.chain}: Safe.nonce() at block ${block} answered ${String(out).slice(0, 80)}, not a uint256`);
+    },
+    async executionLogs(block) {
+      const logs = await rpc(ctx, `eth_getLogs at block ${block}`, () =>
+        ctx.client.request({ method: 'eth_getLogs', params: [{ address: safe, topics: [[EXECUTION_SUCCESS, EXECUTION_FAILURE]], fromBlock: toHex(block), toBlock: toHex(block) }] }),
+      );
+      if (!Array.isArray(logs)) throw new TransportError(`${ctx.chain}: eth_getLogs answered no list`);
+      return logs
+        .filter((l) => typeof l?.address === 'string' && l.address.toLowerCase() === safe.toLowerCase() && !l.removed && Array.isArray(l.topics))
+        .map((l): ExecutionLog => ({ topics: l.topics as Hex[], transactionHash: l.transactionHash }));
+    },
+  });
+
+  /** The Safe's record for a payload's nonce at `tag`. */
+  const recordOf = async (ctx: ChainCtx, payload: SafePayload, digest: string, tag: EvmFinality): Promise<NonceRecord> => {
+    await sameChain(ctx);
+    const head = await headOf(ctx, tag);
+    return nonceRecord(history(ctx, payload.safe), { nonce: BigInt(payload.tx.nonce), safeTxHash: `0x${digest}`, head });
+  };
+
   /** ERC-20 symbol(): a string, or a bytes32 (old tokens); null when there is none. */
   const tokenSymbol = async (ctx: ChainCtx, token: Address): Promise<string | null> => {
     let data: Hex | undefined;
@@ -304,10 +371,7 @@ export function createEvmSafeDriver(options: EvmSafeDriverOptions): EvmSafeDrive
     async fetchParams(wallet: WalletDescriptor): Promise<ChainParams> {
       const ctx = served(wallet.chain);
       const { safe } = safeControl(wallet);
-      const id = await checkRpcChain(ctx);
-      if (id !== ctx.chainId) {
-        throw new TransportError(`${ctx.chain}: the RPC at ${ctx.config.rpcUrl} serves chain ${id}, not ${ctx.chainId}`, { data: { chain: ctx.chain, rpc_chain_id: id } });
-      }
+      await sameChain(ctx);
       const nonce = await readSafe(ctx, safe, 'nonce');
       return { kind: 'evm_safe', chain_id: ctx.chainId, safe_nonce: nonce.toString() };
     },
@@ -554,38 +618,65 @@ export function createEvmSafeDriver(options: EvmSafeDriverOptions): EvmSafeDrive
           if (ev === 'ExecutionFailure') {
             return { status: 'failed', txHash, code: 'ExecutionFailure', message: `the Safe consumed nonce ${payload.tx.nonce} but the call failed (Ethereum tx ${ethTx})`, dead: true };
           }
-          // Reverted as a whole: the nonce is not consumed unless something else consumed it.
-          const dead = (await readSafe(ctx, payload.safe, 'nonce')) > BigInt(payload.tx.nonce);
-          if (!dead && receipt.status === 'success') return { status: 'pending', txHash };
-          return { status: 'failed', txHash, code: receipt.status === 'success' ? 'nonce_consumed' : 'reverted', message: `Ethereum tx ${ethTx} ${receipt.status === 'success' ? 'did not execute this SafeTx' : 'reverted'}`, dead };
+          // No event for this SafeTx in our transaction (it reverted, or carried nothing): the
+          // Safe's record for the nonce says what became of it. Someone else may have carried
+          // the same SafeTx first, and then it is applied, not dead.
+          const rec = await recordOf(ctx, payload, built.digest, 'latest');
+          if (rec.state === 'applied' || rec.state === 'failed') return settled(txHash, payload, rec);
+          if (rec.state === 'unused' && receipt.status === 'success') return { status: 'pending', txHash };
+          return {
+            status: 'failed',
+            txHash,
+            code: receipt.status === 'success' ? 'nonce_consumed' : 'reverted',
+            message: `Ethereum tx ${ethTx} ${receipt.status === 'success' ? 'did not execute this SafeTx' : 'reverted'}${rec.state === 'consumed' ? `; another SafeTx consumed nonce ${payload.tx.nonce} in block ${rec.block}` : ''}`,
+            dead: rec.state === 'consumed',
+          };
         }
       }
       // Not (or no longer) tracked here: the Safe's nonce and events are the record.
-      const nonce = await readSafe(ctx, payload.safe, 'nonce');
-      if (nonce <= BigInt(payload.tx.nonce)) return { status: 'pending', txHash };
-      const latest = await rpc(ctx, 'eth_blockNumber', () => ctx.client.getBlockNumber());
-      const lookback = BigInt(ctx.config.logLookbackBlocks ?? 50_000);
-      const logs = await rpc(ctx, 'eth_getLogs', () =>
-        ctx.client.request({
-          method: 'eth_getLogs',
-          params: [{ address: payload.safe, topics: [[EXECUTION_SUCCESS, EXECUTION_FAILURE], safeTxHash], fromBlock: toHex(latest > lookback ? latest - lookback : 0n), toBlock: toHex(latest) }],
-        }),
-      );
-      const hit = logs.find((l) => safeEvent([l], payload.safe, safeTxHash) !== null);
-      const event = hit ? safeEvent([hit], payload.safe, safeTxHash) : null;
-      if (hit && event === 'ExecutionSuccess') {
-        return { status: 'confirmed', txHash, code: 'ExecutionSuccess', ledger: Number(BigInt(hit.blockNumber ?? '0x0')), outcome: { ethTxHash: hit.transactionHash ?? '' } };
+      await readSafe(ctx, payload.safe, 'nonce'); // NotFound when there is no Safe at the address
+      const rec = await recordOf(ctx, payload, built.digest, 'latest');
+      if (rec.state === 'unused') return { status: 'pending', txHash };
+      return settled(txHash, payload, rec);
+    },
+
+    /**
+     * What became of a SafeTx, from the Safe's own record at the chain's `finality` head: its
+     * nonce still unused there is `live`; consumed, the block that consumed it decides:
+     * ExecutionSuccess for this safeTxHash is `applied`, ExecutionFailure `dead`
+     * (`execution_failure`), neither `dead` (`nonce_consumed`). Any RPC fault, missing history,
+     * or a block whose events do not account for its nonce increase throws a TransportError.
+     */
+    async payloadFate(chain: string, built: BuiltPayload): Promise<PayloadFate> {
+      const ctx = served(chain);
+      const payload = checkedPayload(built);
+      if (payload.chain !== ctx.chain || payload.chain_id !== ctx.chainId) {
+        throw new ValidationError('built', [{ path: 'payload.chain', message: `payload is for ${payload.chain} (chain_id ${payload.chain_id}), not ${ctx.chain}` }]);
       }
-      if (hit && event === 'ExecutionFailure') {
-        return { status: 'failed', txHash, code: 'ExecutionFailure', message: `the Safe consumed nonce ${payload.tx.nonce} but the call failed (Ethereum tx ${hit.transactionHash})`, dead: true };
+      // Looked up by the Safe and nonce the payload names, never by an Ethereum tx hash.
+      const tag = ctx.config.finality ?? 'finalized';
+      const rec = await recordOf(ctx, payload, built.digest, tag);
+      const n = payload.tx.nonce;
+      switch (rec.state) {
+        case 'applied':
+          return { fate: 'applied', code: 'applied', message: `ExecutionSuccess for this SafeTx in block ${rec.block} (Ethereum tx ${rec.ethTxHash})` };
+        case 'failed':
+          // Safe to call dead: the Safe consumed nonce n and the inner call reverted, undoing
+          // everything it did. The refund fields are zero in every SafeTx this driver builds and
+          // the signer signs, so nothing left the Safe, and nonce n can never execute again.
+          return { fate: 'dead', code: 'execution_failure', message: `ExecutionFailure for this SafeTx in block ${rec.block}: nonce ${n} consumed, the call had no effect` };
+        case 'consumed':
+          return { fate: 'dead', code: 'nonce_consumed', message: `another SafeTx consumed Safe nonce ${n} in block ${rec.block} (${tag} head ${rec.head})` };
+        default: {
+          if (tag !== 'latest') {
+            const latest = await recordOf(ctx, payload, built.digest, 'latest').catch(() => null);
+            if (latest && latest.state !== 'unused') {
+              return { fate: 'live', code: 'unfinalized', message: `nonce ${n} was consumed in block ${latest.block}, above the ${tag} head ${rec.head}: wait for finality` };
+            }
+          }
+          return { fate: 'live', code: 'pending', message: `Safe nonce is ${rec.safeNonce} at the ${tag} head ${rec.head}; this SafeTx uses nonce ${n}` };
+        }
       }
-      return {
-        status: 'failed',
-        txHash,
-        code: 'nonce_consumed',
-        message: `Safe nonce ${payload.tx.nonce} was consumed by another transaction (the Safe is at ${nonce}): this payload can never execute`,
-        dead: true,
-      };
     },
 
     async balances(wallet: WalletDescriptor): Promise<Balance[]> {
@@ -633,6 +724,23 @@ function refusal(op: string): string {
     default:
       return `operation ${op} is not supported by the EVM Safe driver`;
   }
+}
+
+/** confirm's answer for a nonce the Safe's record has settled. */
+function settled(txHash: string, payload: SafePayload, rec: Extract<NonceRecord, { block: bigint }>): ConfirmResult {
+  if (rec.state === 'applied') {
+    return { status: 'confirmed', txHash, code: 'ExecutionSuccess', ledger: Number(rec.block), outcome: { ethTxHash: rec.ethTxHash ?? '' } };
+  }
+  if (rec.state === 'failed') {
+    return { status: 'failed', txHash, code: 'ExecutionFailure', message: `the Safe consumed nonce ${payload.tx.nonce} but the call failed (Ethereum tx ${rec.ethTxHash})`, dead: true };
+  }
+  return {
+    status: 'failed',
+    txHash,
+    code: 'nonce_consumed',
+    message: `Safe nonce ${payload.tx.nonce} was consumed by another transaction (block ${rec.block}; the Safe is at ${rec.safeNonce}): this payload can never execute`,
+    dead: true,
+  };
 }
 
 /** Why a contribution does not count, or null when it does. */

@@ -5,11 +5,23 @@
  * digest is the EIP-712 safeTxHash, assembly of owner signatures sorted by owner, submission of
  * execTransaction through a gas-paying executor (an injected viem account or an external
  * relayer), confirmation by receipt and the Safe's ExecutionSuccess / ExecutionFailure events,
- * balances and the Safe's owners, threshold and nonce. The signing half is
+ * payloadFate by the Safe's nonce history, balances and the Safe's owners, threshold and nonce.
+ * `createDriver` / `createSigner` are the plugin entry the reference servers load from JSON
+ * configuration. The signing half is
  * `@vault/driver-evm-safe/signer`; the local chain is `@vault/driver-evm-safe/devnet`.
  */
 export {
+  createDriver,
+  createSigner,
+  parseEvmSafePluginOptions,
+  type EvmChainOptions,
+  type EvmExecutorOptions,
+  type EvmSafePluginOptions,
+} from './plugin.js';
+export { EXECUTION_FAILURE, EXECUTION_SUCCESS, nonceRecord, type ExecutionLog, type NonceRecord, type SafeHistory } from './fate.js';
+export {
   BURNED_OWNERS,
+  EVM_FINALITIES,
   ERC20_ABI,
   SAFE_REVERT_CODES,
   createEvmSafeDriver,
@@ -17,6 +29,7 @@ export {
   revertReason,
   type EvmChainConfig,
   type EvmExecutor,
+  type EvmFinality,
   type EvmSafeDriver,
   type EvmSafeDriverOptions,
 } from './driver.js';

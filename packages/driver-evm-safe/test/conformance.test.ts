@@ -11,8 +11,10 @@ const devnet = await startEvmDevnet();
 afterAll(() => devnet.stop());
 
 const chain = devnet.chain;
+// anvil is one node that never reorgs, so its latest block is final; anvil's own `finalized` tag
+// trails latest by 64 blocks (test/fate.test.ts runs payloadFate at that tag).
 const driver = createEvmSafeDriver({
-  chains: { [chain]: { rpcUrl: devnet.rpcUrl, pollingInterval: 50 } },
+  chains: { [chain]: { rpcUrl: devnet.rpcUrl, pollingInterval: 50, finality: 'latest' } },
   executor: privateKeyToAccount(devnet.accounts.executor.privateKey),
 });
 const FUNDED = 10n ** 18n;

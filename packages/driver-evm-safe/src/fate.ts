@@ -1,0 +1,107 @@
+/**
+ * @module fate
+ * What became of a Safe nonce, read from the Safe's own record: the block where the nonce was
+ * consumed and the execution event for the payload's safeTxHash in that block. It backs
+ * `payloadFate` (at the chain's finalized head) and `confirm` when it has no receipt of its own.
+ *
+ * Why a block and not a window of logs: "no event for this safeTxHash" only proves another SafeTx
+ * took the nonce when the search certainly covers the execution that took it. The Safe's
+ * `nonce()` at two adjacent blocks says exactly where that was (the nonce only moves forward, by
+ * one per execTransaction), so the proof is one eth_getLogs over one block, whatever the age of
+ * the payload and whatever range limit the RPC has. Every state read is pinned to a block number
+ * at or below the head the caller chose, so a later block cannot change the answer mid-search.
+ */
+import { TransportError } from '@vault/sdk';
+import { toEventSelector, type Hex } from 'viem';
+
+export const EXECUTION_SUCCESS = toEventSelector('ExecutionSuccess(bytes32,uint256)');
+export const EXECUTION_FAILURE = toEventSelector('ExecutionFailure(bytes32,uint256)');
+
+/** One ExecutionSuccess / ExecutionFailure log of the Safe, as eth_getLogs returns it. */
+export interface ExecutionLog {
+  topics: readonly Hex[];
+  transactionHash: Hex | null;
+}
+
+/** The reads the search needs, each pinned to a block number. */
+export interface SafeHistory {
+  /** The Safe's nonce at the end of `block` (0 when the Safe had no code yet). */
+  nonceAt(block: bigint): Promise<bigint>;
+  /** The Safe's ExecutionSuccess and ExecutionFailure logs in `block`. */
+  executionLogs(block: bigint): Promise<readonly ExecutionLog[]>;
+}
+
+/**
+ * - `unused`: at `head` the Safe's nonce is at or below the payload's, so it can still execute;
+ * - `applied`: the block that consumed the nonce has ExecutionSuccess for the safeTxHash;
+ * - `failed`: it has ExecutionFailure for it (nonce consumed, inner call reverted, no effect);
+ * - `consumed`: another SafeTx consumed the nonce in that block.
+ */
+export type NonceRecord =
+  | { state: 'unused'; head: bigint; safeNonce: bigint }
+  | { state: 'applied' | 'failed' | 'consumed'; head: bigint; safeNonce: bigint; block: bigint; ethTxHash: Hex | null };
+
+/**
+ * Locates the block that consumed `nonce` at or below `head` and reads the Safe's execution
+ * events there. Throws a TransportError when the record cannot prove an answer: the nonce was
+ * already past `nonce` at genesis, or the block's events do not account for every nonce it
+ * consumed (something other than execTransaction moved the nonce, e.g. a DELEGATECALL writing
+ * the Safe's storage).
+ *
+ * @example
+ * const r = await nonceRecord(history, { nonce: 7n, safeTxHash: '0x…', head: 19_000_000n })
+ * if (r.state === 'consumed') // another SafeTx used nonce 7 in block r.block
+ */
+export async function nonceRecord(history: SafeHistory, input: { nonce: bigint; safeTxHash: Hex; head: bigint }): Promise<NonceRecord> {
+  const { nonce, head } = input;
+  const safeTxHash = input.safeTxHash.toLowerCase();
+  const atHead = await history.nonceAt(head);
+  if (atHead <= nonce) return { state: 'unused', head, safeNonce: atHead };
+
+  // Walk back in doubling steps (recent payloads, the usual case, need only recent state, which
+  // pruned nodes still serve), then bisect: lo is a block where the nonce was not yet consumed.
+  let hi = head;
+  let hiNonce = atHead;
+  let lo = -1n;
+  let loNonce = 0n;
+  for (let step = 1n; lo < 0n; step *= 2n) {
+    if (hi === 0n) throw new TransportError(`the Safe nonce is already past ${nonce} at genesis: cannot tell which transaction consumed it`);
+    const cand = hi > step ? hi - step : 0n;
+    const n = await history.nonceAt(cand);
+    if (n <= nonce) {
+      lo = cand;
+      loNonce = n;
+    } else {
+      hi = cand;
+      hiNonce = n;
+    }
+  }
+  while (hi - lo > 1n) {
+    const mid = (lo + hi) / 2n;
+    const n = await history.nonceAt(mid);
+    if (n <= nonce) {
+      lo = mid;
+      loNonce = n;
+    } else {
+      hi = mid;
+      hiNonce = n;
+    }
+  }
+
+  const logs = await history.executionLogs(hi);
+  // execTransaction moves the nonce by exactly one and emits exactly one of the two events. When
+  // the block's events and its nonce increase disagree, something else wrote the nonce (or forged
+  // an event): the record proves nothing, so say so instead of guessing.
+  if (BigInt(logs.length) !== hiNonce - loNonce) {
+    throw new TransportError(
+      `block ${hi} moved the Safe nonce from ${loNonce} to ${hiNonce} but carries ${logs.length} execution event(s): cannot attribute nonce ${nonce}`,
+    );
+  }
+  const ours = logs.filter((l) => l.topics[1]?.toLowerCase() === safeTxHash);
+  // A success wins over a failure for the same hash: "applied" is never the unsafe answer.
+  const success = ours.find((l) => l.topics[0]?.toLowerCase() === EXECUTION_SUCCESS);
+  if (success) return { state: 'applied', head, safeNonce: atHead, block: hi, ethTxHash: success.transactionHash };
+  const failure = ours.find((l) => l.topics[0]?.toLowerCase() === EXECUTION_FAILURE);
+  if (failure) return { state: 'failed', head, safeNonce: atHead, block: hi, ethTxHash: failure.transactionHash };
+  return { state: 'consumed', head, safeNonce: atHead, block: hi, ethTxHash: null };
+}
