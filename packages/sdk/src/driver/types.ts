@@ -192,4 +192,54 @@ export interface ChainSigner {
 export interface DriverPlugin<Options = Record<string, unknown>> {
   createDriver(options: Options): ChainDriver | Promise<ChainDriver>;
   createSigner(options: Options): ChainSigner | Promise<ChainSigner>;
+  /** Optional: sets wallets up on the ledger (`vault provision`). Same options. */
+  createProvisioner?(options: Options): WalletProvisioner | Promise<WalletProvisioner>;
+}
+
+/** Where the coins that create an account (and pay its set-up fees) come from. */
+export type ProvisionFunding =
+  /** A faucet: the XRPL faucet / Stellar friendbot URL, or an EVM devnet RPC that honours anvil_setBalance. */
+  | { kind: 'faucet'; url: string }
+  /** A funded key held by the operator, named by the environment variable that holds it (never inline). */
+  | { kind: 'key_env'; env: string };
+
+/** A wallet to set up: who controls it and with what weights, and how to pay for it. */
+export interface ProvisionRequest {
+  /** Wallet id (WalletDescriptor.wallet). */
+  wallet: string;
+  chain: string;
+  /** Signer set: addresses (as the ledger knows them) and weights; the curve is recorded in the descriptor. */
+  members: { address: string; weight: number; curve: Curve }[];
+  /** Weight needed (native quorum, Safe threshold). */
+  quorum: number;
+  /**
+   * The descriptor an earlier run wrote, when re-running: the provisioner checks the ledger against
+   * it and changes nothing that already matches. Without it a new account is created.
+   */
+  existing?: WalletDescriptor;
+  funding: ProvisionFunding;
+  /** Native amount (minor units) to fund a new account with; the provisioner's default when absent. */
+  fundAmount?: string;
+}
+
+export interface ProvisionResult {
+  /** The descriptor to store in the control plane's state file and every signer's trust file. */
+  descriptor: WalletDescriptor;
+  /** False when the ledger already matched (a re-run): nothing was sent. */
+  changed: boolean;
+  /** Ledger transactions sent, in order, with what each did. */
+  transactions: { txHash: string; what: string }[];
+}
+
+/**
+ * Sets a wallet up on its ledger from a descriptor's members and quorum: creates and funds the
+ * account (or deploys the Safe), installs the signer set and quorum, and removes every other way
+ * to move funds (XRPL master key disabled, Stellar master weight 0). Idempotent: re-running with
+ * `existing` and the same members changes nothing; a ledger whose control differs from what was
+ * asked and can no longer be changed by the set-up key is an error naming the difference, never a
+ * silent success. The key that creates an account is generated here and never leaves this call.
+ */
+export interface WalletProvisioner {
+  readonly chains: readonly string[];
+  provision(request: ProvisionRequest): Promise<ProvisionResult>;
 }
