@@ -208,8 +208,8 @@ export interface ProvisionRequest {
   /** Wallet id (WalletDescriptor.wallet). */
   wallet: string;
   chain: string;
-  /** Signer set: addresses (as the ledger knows them) and weights; the curve is recorded in the descriptor. */
-  members: { address: string; weight: number; curve: Curve }[];
+  /** Signer set: addresses (as the ledger knows them), weights, curves; labels default to `member-<i>`. */
+  members: { address: string; weight: number; curve: Curve; label?: string }[];
   /** Weight needed (native quorum, Safe threshold). */
   quorum: number;
   /**
