@@ -26,6 +26,7 @@ import {
   type Contribution,
   type ControlState,
   type NormalizedIntent,
+  type PayloadFate,
   type SubmitResult,
   type WalletDescriptor,
 } from '@vault/sdk';
@@ -33,6 +34,7 @@ import { addressProblem, hintOf } from './address.js';
 import { buildTransaction, assetOfIntent, STELLAR_OPERATIONS } from './build.js';
 import { NATIVE_SYMBOL, STELLAR_DECIMALS, STELLAR_FAMILY, STELLAR_SIGNATURE_ENCODING } from './constants.js';
 import { HorizonClient, issuerLocked, parseAccount, problemExtras, type AccountFacts, type FetchLike } from './horizon.js';
+import { payloadFateOf } from './fate.js';
 import { hex, openPayload } from './payload.js';
 import { primaryCode, resultCodesOfXdr, type ResultCodes } from './result-codes.js';
 
@@ -65,6 +67,8 @@ const RETRIABLE = new Set(['tx_too_early', 'tx_insufficient_fee', 'tx_insufficie
 export type StellarDriver = ChainDriver & {
   readonly family: 'stellar';
   readonly paramsKind: 'stellar';
+  /** Always present on this driver: the payload's fate from closed-ledger state (see fate.ts). */
+  payloadFate(chain: string, built: BuiltPayload): Promise<PayloadFate>;
   /** The account as Horizon reports it, or null when it does not exist. */
   account(chain: string, address: string): Promise<AccountFacts | null>;
   /** Whether an issuer can still sign a payment (false when merged or locked). */
@@ -329,22 +333,37 @@ export function createStellarDriver(options: StellarDriverOptions): StellarDrive
       let found = await lookup();
       if (found.status === 200) return recorded(txHash, found.body);
       if (found.status !== 404) throw new TransportError(`Horizon ${chain}: GET /transactions/${txHash} answered ${found.status}`, { data: { chain } });
-      const maxTime = Number(tx.timeBounds?.maxTime ?? 0);
-      const root = await s.horizon.get('/');
-      const closedAt = Date.parse(String((root.body as Record<string, unknown> | null)?.['history_latest_ledger_closed_at'] ?? ''));
-      const ledgerTime = Number.isFinite(closedAt) ? Math.floor(closedAt / 1000) : now();
-      if (maxTime !== 0 && ledgerTime > maxTime) {
-        found = await lookup();
-        if (found.status === 200) return recorded(txHash, found.body);
-        return { status: 'failed', txHash, code: 'tx_too_late', message: `not in any ledger, and the ledger closed at ${ledgerTime}, past max_time ${maxTime}`, dead: true };
+      if (txHash.toLowerCase() !== built.digest) {
+        throw new ValidationError('txHash', [{ path: '', message: 'a Stellar transaction hash is the payload digest (signatures are not part of it); this one is not' }]);
       }
-      const account = await readAccount(s, payload.source);
-      if (account && account.sequence >= BigInt(payload.sequence)) {
-        found = await lookup(); // the ledger that consumed the sequence may have just been ingested
-        if (found.status === 200) return recorded(txHash, found.body);
-        return { status: 'failed', txHash, code: 'tx_bad_seq', message: `sequence ${payload.sequence} was consumed by another transaction`, dead: true };
+      // Not in a ledger yet, or never will be: the payload's fate decides, from closed-ledger state
+      // only (see fate.ts); a Horizon that cannot prove anything makes this throw, not guess.
+      const fate = await payloadFateOf({ chain, horizon: s.horizon, networkPassphrase: s.config.networkPassphrase }, payload, tx, built.digest);
+      if (fate.fate === 'live') return { status: 'pending', txHash };
+      if (fate.code === 'expired') return { status: 'failed', txHash, code: 'tx_too_late', message: fate.message ?? 'expired', dead: true };
+      if (fate.code === 'sequence_consumed') return { status: 'failed', txHash, code: 'tx_bad_seq', message: fate.message ?? 'sequence consumed', dead: true };
+      // Applied, or included and failed, since the first lookup: read the record itself.
+      found = await lookup();
+      if (found.status === 200) return recorded(txHash, found.body);
+      throw new TransportError(`Horizon ${chain}: GET /transactions/${txHash} answered ${found.status} right after the payload was found in a ledger`, { data: { chain } });
+    },
+
+    /**
+     * The payload's fate from closed-ledger state: `applied`, `dead` (`sequence_consumed`,
+     * `expired`, or the result code of a transaction that was included but failed) or `live`
+     * (`pending`). Looked up by the payload (source account + sequence, and its digest, which is
+     * the transaction hash whoever signs). Throws TransportError when Horizon cannot say.
+     */
+    async payloadFate(chain: string, built: BuiltPayload): Promise<PayloadFate> {
+      const s = serve(chain);
+      const { payload, tx } = openPayload(built);
+      if (payload.chain !== chain) {
+        throw new ValidationError('built', [{ path: 'payload.chain', message: `payload is for ${payload.chain}, not ${chain}` }]);
       }
-      return { status: 'pending', txHash };
+      if (payload.network_passphrase !== s.config.networkPassphrase) {
+        throw new ValidationError('built', [{ path: 'payload.network_passphrase', message: `payload is for network "${payload.network_passphrase}", ${chain} is "${s.config.networkPassphrase}"` }]);
+      }
+      return payloadFateOf({ chain, horizon: s.horizon, networkPassphrase: s.config.networkPassphrase }, payload, tx, built.digest);
     },
 
     async balances(wallet: WalletDescriptor): Promise<Balance[]> {

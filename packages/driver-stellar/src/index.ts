@@ -2,9 +2,11 @@
  * @module @vault/driver-stellar
  * The Stellar-family ChainDriver (native multisig): Horizon reads over an injected fetch,
  * deterministic transaction building, assembly with real signature checks, submission and
- * confirmation. The signing half is `@vault/driver-stellar/signer`; the local Horizon devnet is
- * `@vault/driver-stellar/devnet`.
+ * confirmation, payload fate. The signing half is `@vault/driver-stellar/signer`; the local Horizon
+ * devnet is `@vault/driver-stellar/devnet`. `createDriver` / `createSigner` are the plugin entry the
+ * reference servers load from configuration (JSON options, see plugin.ts).
  */
+export { createDriver, createSigner, parsePluginOptions, type StellarPluginChain, type StellarPluginOptions } from './plugin.js';
 export { createStellarDriver, controlMismatch, type StellarChainConfig, type StellarDriver, type StellarDriverOptions } from './driver.js';
 export { OPERATION_THRESHOLDS, STELLAR_OPERATIONS, assetOfIntent, type StellarOperationKind } from './build.js';
 export {

@@ -1,7 +1,7 @@
 /**
  * @module devnet/server
  * Horizon's HTTP shapes over a StellarLedger: GET /, /accounts/:id, /accounts/:id/operations,
- * /transactions/:hash, /fee_stats, /assets, /friendbot, and POST /transactions (form or JSON).
+ * /ledgers/:seq/transactions, /transactions/:hash, /fee_stats, /assets, /friendbot, and POST /transactions (form or JSON).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StrKey } from '@stellar/stellar-base';
@@ -178,6 +178,9 @@ export function route(ledger: StellarLedger, faults: DevnetFaults, method: strin
     if (parts.length === 3 && parts[2] === 'operations') return operationsPage(ledger, id, q, base);
     return NOT_FOUND();
   }
+  if (method === 'GET' && parts[0] === 'ledgers' && parts.length === 3 && parts[2] === 'transactions') {
+    return ledgerTransactionsPage(ledger, parts[1] as string, q, base);
+  }
   if (method === 'GET' && parts[0] === 'transactions' && parts.length === 2) {
     const rec = ledger.transaction(decodeURIComponent(parts[1] as string).toLowerCase());
     return rec ? { status: 200, body: txResource(rec, base) } : NOT_FOUND();
@@ -243,6 +246,27 @@ function timeout(envelopeXdr: string, hash: string | null): Reply {
 
 function page(records: unknown[], self: string): Reply {
   return { status: 200, body: { _links: { self: { href: self } }, _embedded: { records } } };
+}
+
+/** GET /ledgers/:seq/transactions: the ledger's transactions, successful only unless include_failed=true. */
+function ledgerTransactionsPage(ledger: StellarLedger, seqText: string, q: URLSearchParams, base: string): Reply {
+  if (!/^[1-9][0-9]{0,9}$/.test(seqText)) {
+    return problem(400, 'bad_request', 'Bad Request', 'The request you sent was invalid in some way.', { invalid_field: 'ledger_id', reason: 'Ledger ID must be an unsigned 32-bit integer' });
+  }
+  const seq = Number(seqText);
+  if (seq > ledger.ledger) return NOT_FOUND();
+  const limit = Math.min(Math.max(Number(q.get('limit') ?? 10) || 10, 1), 200);
+  const desc = q.get('order') === 'desc';
+  const cursor = q.get('cursor');
+  const includeFailed = q.get('include_failed') === 'true';
+  let recs = ledger.txOrder.map((h) => ledger.transaction(h) as TxRecord).filter((r) => r.ledger === seq && (includeFailed || r.successful));
+  if (desc) recs = [...recs].reverse();
+  if (cursor) {
+    const c = BigInt(cursor);
+    recs = recs.filter((r) => (desc ? BigInt(r.pagingToken) < c : BigInt(r.pagingToken) > c));
+  }
+  const records = recs.slice(0, limit).map((r) => txResource(r, base));
+  return page(records, `${base}/ledgers/${seq}/transactions?${q.toString()}`);
 }
 
 function operationsPage(ledger: StellarLedger, id: string, q: URLSearchParams, base: string): Reply {
