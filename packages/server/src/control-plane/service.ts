@@ -16,6 +16,7 @@ import {
   VaultError,
   addressFacts,
   createSignerClient,
+  compareControl,
   evaluatePolicy,
   preparePolicy,
   fromHex,
@@ -47,12 +48,12 @@ import {
 } from '@vault/sdk';
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, existsSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
-import { isAbsolute, join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import { RateLimiter } from '../http/auth.js';
 import { readSecretFile } from '../http/files.js';
 import { ExecuteRefusedError } from './errors.js';
 import { HistoryCache, lookback } from './history.js';
+import { importPlugin, type PluginModule } from '../plugins.js';
 import { PassphraseFileSchema, ReceiptSigner, verifyPassphrase, type PassphraseFile } from './secrets.js';
 import { SessionStore } from './sessions.js';
 import {
@@ -178,10 +179,9 @@ export function acquireStateLock(dir: string): () => void {
 export async function loadDrivers(entries: readonly DriverEntry[], stateDir: string): Promise<ChainDriver[]> {
   const out: ChainDriver[] = [];
   for (const [i, entry] of entries.entries()) {
-    const spec = entry.module.startsWith('.') || isAbsolute(entry.module) ? pathToFileURL(resolve(stateDir, entry.module)).href : entry.module;
-    let mod: { createDriver?: unknown };
+    let mod: PluginModule;
     try {
-      mod = (await import(spec)) as { createDriver?: unknown };
+      mod = await importPlugin(entry.module, stateDir);
     } catch (e) {
       throw new ValidationError('state', [{ path: `drivers.${i}.module`, message: `cannot import ${entry.module}: ${(e as Error).message}` }]);
     }
@@ -189,7 +189,7 @@ export async function loadDrivers(entries: readonly DriverEntry[], stateDir: str
       throw new ValidationError('state', [{ path: `drivers.${i}.module`, message: `${entry.module} has no export createDriver(options)` }]);
     }
     try {
-      out.push(await (mod.createDriver as (o: unknown, ctx: unknown) => ChainDriver | Promise<ChainDriver>)(entry.options, { stateDir }));
+      out.push(await mod.createDriver(entry.options, { stateDir }));
     } catch (e) {
       throw new ValidationError('state', [{ path: `drivers.${i}.options`, message: `createDriver failed: ${(e as Error).message}` }]);
     }
@@ -1003,20 +1003,8 @@ export class ControlPlane {
     } catch (e) {
       throw new InternalError('reconcile: the ledger could not be read', { cause: e, data: { reason: 'ledger_unreachable' } });
     }
-    const { members, quorum } = walletMembers(w);
-    const checked: { field: string; expected: unknown; actual: unknown; ok: boolean }[] = [];
-    const check = (field: string, expected: unknown, actual: unknown) =>
-      checked.push({ field, expected, actual, ok: canonicalJson(expected ?? null) === canonicalJson(actual ?? null) });
-    check('address', w.control.kind === 'native_multisig' ? w.control.address : w.control.safe, state.address);
-    check('quorum', quorum, state.quorum);
-    const onLedger = new Map(state.members.map((m) => [m.address.toLowerCase(), m.weight]));
-    for (const m of members) check(`members.${m.address}`, m.weight, onLedger.get(m.address.toLowerCase()) ?? null);
-    for (const m of state.members) {
-      if (!members.some((x) => x.address.toLowerCase() === m.address.toLowerCase())) check(`members.${m.address}`, null, m.weight);
-    }
-    if (state.masterKeyEnabled !== undefined) check('masterKeyEnabled', false, state.masterKeyEnabled);
-    const drift = checked.filter((c) => !c.ok);
-    return { wallet: w.wallet, chain: w.chain, clean: drift.length === 0, checked, drift, balances, control: state };
+    const { clean, checked, drift } = compareControl(w, state);
+    return { wallet: w.wallet, chain: w.chain, clean, checked, drift, balances, control: state };
   }
 
   async recoveryStatus(): Promise<Record<string, unknown>> {

@@ -49,8 +49,8 @@ export const TrustFileSchema = z
             .describe('Largest fee the signer signs for, in the params fee unit (xrpl base_fee_drops, stellar base_fee_stroops). A compromised control plane chooses params and their digest together: this caps what it can burn in fees.'),
         }),
       )
-      .min(1)
-      .max(1024),
+      .max(1024)
+      .describe('May start empty: `vault provision` adds each wallet it sets up. A signer refuses every request for a wallet it does not list.'),
     approvers: z
       .array(
         z.strictObject({

@@ -202,7 +202,7 @@ describe('vault-signer as a process', () => {
 
   it('refuses to start when the trust file is invalid, naming the field', async () => {
     const bad = join(root, 'bad-trust.json');
-    writeFileSync(bad, JSON.stringify({ format: 'vault-signer-trust', version: 1, wallets: [], approvers: [] }));
-    await expect(serve(['--keystore', keystore, '--trust', bad, '--state-dir', join(root, 'state2'), '--port', '0'])).rejects.toThrow(/trust\.wallets/);
+    writeFileSync(bad, JSON.stringify({ format: 'vault-signer-trust', version: 1, wallets: [], approvers: [{ id: 'a', public_key: 'not hex', weight: 1 }] }));
+    await expect(serve(['--keystore', keystore, '--trust', bad, '--state-dir', join(root, 'state2'), '--port', '0'])).rejects.toThrow(/trust\.approvers\.0\.public_key/);
   }, 30_000);
 });

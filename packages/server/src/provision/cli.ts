@@ -1,0 +1,52 @@
+#!/usr/bin/env node
+/**
+ * @module provision/cli
+ * `vault provision --config FILE`: sets up every wallet the file lists (see provision/index.ts),
+ * printing one JSON line per wallet on stdout and progress on stderr. Exit 0 when every wallet is
+ * provisioned and reconciles, 1 on any failure (the message names the field or the step), 2 on
+ * bad usage.
+ */
+import { VaultError } from '@vault/sdk';
+import { parseArgs } from 'node:util';
+import { provision, readProvisionConfig } from './index.js';
+
+const USAGE = `usage:
+  vault provision --config FILE
+
+FILE (JSON): { "state_dir"?: DIR, "trust_files"?: [FILE…], "drivers"?: [{ "module", "options" }],
+               "wallets": [{ "wallet", "chain", "members": [{ "address", "weight", "curve", "label"? }],
+                             "quorum", "funding": { "kind": "faucet", "url" } | { "kind": "key_env", "env" },
+                             "fund_amount"?, "policy_digest"? }] }
+Relative paths are relative to FILE. Stop the control plane first, or POST /admin/reload after.`;
+
+async function main(argv: string[]): Promise<number> {
+  const [cmd, ...rest] = argv;
+  let values: { config?: string | undefined };
+  try {
+    ({ values } = parseArgs({ args: rest, options: { config: { type: 'string' } }, strict: true }));
+  } catch (e) {
+    process.stderr.write(`${(e as Error).message}\n${USAGE}\n`);
+    return 2;
+  }
+  if (cmd !== 'provision' || values.config === undefined) {
+    process.stderr.write(`${USAGE}\n`);
+    return 2;
+  }
+  const { config, baseDir } = readProvisionConfig(values.config);
+  const done = await provision(config, baseDir, (line) => process.stderr.write(`${line}\n`));
+  for (const w of done) {
+    process.stdout.write(`${JSON.stringify({ wallet: w.wallet, chain: w.chain, address: w.address, changed: w.changed, transactions: w.transactions, written: w.written, reconcile: w.reconcile.clean ? 'clean' : w.reconcile.drift })}\n`);
+  }
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (e: unknown) => {
+    const msg = e instanceof VaultError ? e.shortMessage : e instanceof Error ? e.message : String(e);
+    process.stderr.write(`vault: ${msg}\n`);
+    process.exitCode = 1;
+  },
+);

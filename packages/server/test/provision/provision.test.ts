@@ -1,0 +1,168 @@
+/**
+ * `vault provision`: file handling, idempotency and the reconcile gate, with a provisioner over the
+ * SDK's memory ledger (fixtures/memory-provisioner.mjs). The ledgers' own provisioners are tested
+ * in the driver packages against their devnets; examples/local-vault runs them end to end.
+ */
+import { ValidationError, policyDigest, type PolicySet } from '@vault/sdk';
+import { createSoftwareKey, memoryAddress } from '@vault/sdk/testing';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { initStateDir } from '../../src/control-plane/run.js';
+import { emptyState, readStateFile } from '../../src/control-plane/state.js';
+import { provision, ProvisionConfigSchema, readProvisionConfig, type ProvisionConfig } from '../../src/provision/index.js';
+import { parseTrust } from '../../src/signer/trust.js';
+import { calls, ledgerFor } from './fixtures/memory-provisioner.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const pkg = resolve(here, '../..');
+const FIXTURE = join(here, 'fixtures/memory-provisioner.mjs');
+const CLI_DIR = join(pkg, '.cache/provision-test');
+const members = [1, 2, 3].map((n) => ({ address: memoryAddress(createSoftwareKey(new Uint8Array(32).fill(n)).publicKey), weight: 1, curve: 'ed25519' as const, label: `m${n}` }));
+const policy: PolicySet = { wallet: 'ops', version: 1, rules: [{ rule: 'hard_ceiling', max: '1000' }] };
+
+let dir: string;
+let stateDir: string;
+let trustA: string;
+let trustB: string;
+
+function trustFile(path: string, wallets: unknown[] = []): void {
+  writeFileSync(path, JSON.stringify({ format: 'vault-signer-trust', version: 1, wallets, approvers: [], keys: [] }));
+}
+
+function config(extra: Partial<ProvisionConfig> = {}, wallet: Record<string, unknown> = {}): ProvisionConfig {
+  return ProvisionConfigSchema.parse({
+    state_dir: 'cp',
+    trust_files: ['a-trust.json', 'b-trust.json'],
+    wallets: [{ wallet: 'ops', chain: 'memory:devnet', members, quorum: 2, funding: { kind: 'faucet', url: 'http://127.0.0.1:1/faucet' }, policy, ...wallet }],
+    ...extra,
+  });
+}
+
+beforeEach(async () => {
+  dir = mkdtempSync(join('/dev/shm', 'vault-provision-'));
+  stateDir = join(dir, 'cp');
+  await initStateDir({ stateDir, passphrase: 'provision test passphrase', scrypt: { N: 1024, r: 8, p: 1 }, state: { ...emptyState(), drivers: [{ module: FIXTURE, options: {} }] } });
+  trustA = join(dir, 'a-trust.json');
+  trustB = join(dir, 'b-trust.json');
+  trustFile(trustA);
+  trustFile(trustB);
+  calls.length = 0;
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('vault provision', () => {
+  it('provisions, writes the descriptor to the state file and both trust files (policy digest pinned, 0600), and reconciles clean', async () => {
+    const [done] = await provision(config(), dir);
+    expect(done).toMatchObject({ wallet: 'ops', chain: 'memory:devnet', changed: true, reconcile: { clean: true } });
+    const state = readStateFile(join(stateDir, 'state.json'));
+    const descriptor = state.wallets.find((w) => w.wallet === 'ops');
+    expect(state.policies).toEqual([policy]);
+    expect(descriptor?.control).toMatchObject({ kind: 'native_multisig', address: done?.address, quorum: 2 });
+    for (const t of [trustA, trustB]) {
+      const trust = parseTrust(JSON.parse(readFileSync(t, 'utf8')));
+      expect(trust.wallet('ops')).toMatchObject({ descriptor, policyDigest: policyDigest(policy) });
+      expect(statSync(t).mode & 0o777).toBe(0o600);
+    }
+    expect(done?.written.sort()).toEqual([join(stateDir, 'state.json'), trustA, trustB].sort());
+    expect(ledgerFor('memory:devnet').account(done?.address ?? '')?.signers?.quorum).toBe(2);
+  });
+
+  it('re-running is safe: the stored descriptor goes to the provisioner as existing, nothing changes, no file is rewritten', async () => {
+    const [first] = await provision(config(), dir);
+    const before = [readFileSync(join(stateDir, 'state.json'), 'utf8'), readFileSync(trustA, 'utf8')];
+    const [again] = await provision(config(), dir);
+    expect(calls[1]?.existing?.control).toMatchObject({ address: first?.address });
+    expect(again).toMatchObject({ changed: false, address: first?.address, written: [], transactions: [], reconcile: { clean: true } });
+    expect([readFileSync(join(stateDir, 'state.json'), 'utf8'), readFileSync(trustA, 'utf8')]).toEqual(before);
+  });
+
+  it('a re-run whose request differs from the ledger is refused by the provisioner, and no file changes', async () => {
+    await provision(config(), dir);
+    const before = readFileSync(join(stateDir, 'state.json'), 'utf8');
+    await expect(provision(config({}, { quorum: 3 }), dir)).rejects.toThrow(/quorum on ledger 2, requested 3/);
+    expect(readFileSync(join(stateDir, 'state.json'), 'utf8')).toBe(before);
+  });
+
+  it('a plugin that reports a descriptor the ledger does not match fails the reconcile gate, naming the drift', async () => {
+    const cfg = config({ drivers: [{ module: FIXTURE, options: { drift: true } }] });
+    await expect(provision(cfg, dir)).rejects.toThrow(/does not reconcile: quorum: expected 3, ledger 2/);
+  });
+
+  it('the trust files pin the policy_digest given when the state file has none; a mismatch with the state policy is refused', async () => {
+    const digest = 'ab'.repeat(32);
+    const cfg = config({ state_dir: undefined }, { policy: undefined, policy_digest: digest });
+    await provision({ ...cfg, drivers: [{ module: FIXTURE, options: {} }] }, dir);
+    expect(parseTrust(JSON.parse(readFileSync(trustA, 'utf8'))).wallet('ops')?.policyDigest).toBe(digest);
+    await expect(provision(config({}, { policy_digest: digest }), dir)).rejects.toThrow(/policy_digest.*hashes to/);
+  });
+
+  it('refusals name the field: no destination, unknown chain, a plugin without createProvisioner, no policy to pin, descriptors that disagree, a bad trust file', async () => {
+    expect(() => ProvisionConfigSchema.parse({ wallets: config().wallets })).toThrow(/state_dir/);
+    await expect(provision(config({}, { chain: 'memory:elsewhere' }), dir)).rejects.toThrow(/wallets\.0\.chain.*no configured driver serves memory:elsewhere/);
+    const noProvisioner = join(dir, 'plain.mjs');
+    writeFileSync(noProvisioner, `export { createDriver, createSigner } from ${JSON.stringify(FIXTURE)};\n`);
+    await expect(provision(config({ drivers: [{ module: noProvisioner, options: {} }] }), dir)).rejects.toThrow(/cannot provision wallets/);
+    await expect(provision(config({ drivers: [{ module: './missing.mjs', options: {} }] }), dir)).rejects.toThrow(/drivers\.0\.module.*cannot import/);
+    await expect(provision({ ...config({ state_dir: undefined }, { policy: undefined }), drivers: [{ module: FIXTURE, options: {} }] }, dir)).rejects.toThrow(/no policy to pin/);
+    await expect(provision(config({}, { policy: { ...policy, wallet: 'other' } }), dir)).rejects.toThrow(/wallets\.0\.policy\.wallet/);
+    await provision(config(), dir);
+    await expect(provision(config({}, { policy: { ...policy, version: 2 } }), dir)).rejects.toThrow(/already has a different policy/);
+    const t = JSON.parse(readFileSync(trustB, 'utf8'));
+    t.wallets[0].descriptor.control.quorum = 3;
+    writeFileSync(trustB, JSON.stringify(t));
+    await expect(provision(config(), dir)).rejects.toThrow(/different descriptors/);
+    writeFileSync(trustB, '{"format":"vault-signer-trust"}');
+    await expect(provision(config(), dir)).rejects.toBeInstanceOf(ValidationError);
+  });
+});
+
+describe('vault provision (CLI process)', () => {
+  beforeAll(async () => {
+    const { build } = await import('tsup');
+    await build({
+      config: false,
+      entry: { 'provision/cli': join(pkg, 'src/provision/cli.ts') },
+      outDir: CLI_DIR,
+      format: ['esm'],
+      platform: 'node',
+      target: 'node20',
+      clean: false,
+      dts: false,
+      splitting: false,
+      sourcemap: false,
+      silent: true,
+      external: ['@vault/sdk', 'hono', '@hono/node-server', 'qrcode', 'lmdb', 'zod', '@noble/curves', '@noble/hashes', '@noble/ciphers'],
+    });
+  }, 120_000);
+
+  const run = (args: string[]) => {
+    try {
+      return { code: 0, out: execFileSync(process.execPath, [join(CLI_DIR, 'provision/cli.js'), ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }), err: '' };
+    } catch (e) {
+      const x = e as { status: number; stdout: string; stderr: string };
+      return { code: x.status, out: x.stdout, err: x.stderr };
+    }
+  };
+
+  it('prints one JSON line per wallet and exits 0; a re-run reports changed false; bad usage exits 2; a failure exits 1 naming the field', () => {
+    const file = join(dir, 'provision.json');
+    writeFileSync(file, JSON.stringify({ state_dir: 'cp', trust_files: ['a-trust.json'], wallets: [{ wallet: 'ops', chain: 'memory:devnet', members, quorum: 2, policy, funding: { kind: 'faucet', url: 'http://127.0.0.1:1/' } }] }));
+    const first = run(['provision', '--config', file]);
+    expect(first.code).toBe(0);
+    expect(JSON.parse(first.out.trim())).toMatchObject({ wallet: 'ops', changed: true, reconcile: 'clean' });
+    // A new process has a new memory ledger: the stored account is not there, and the run says so.
+    const second = run(['provision', '--config', file]);
+    expect(second.code).toBe(1);
+    expect(second.err).toMatch(/^vault: .*not on the ledger/m);
+    expect(run(['provision']).code).toBe(2);
+    expect(run(['provision', '--nope', 'x']).code).toBe(2);
+    writeFileSync(file, JSON.stringify({ wallets: [] }));
+    const bad = run(['provision', '--config', file]);
+    expect(bad.code).toBe(1);
+    expect(bad.err).toMatch(/wallets/);
+    expect(readProvisionConfig).toBeTypeOf('function');
+  });
+});
