@@ -157,7 +157,8 @@ export const SAFE_REVERT_CODES: Readonly<Record<string, string>> = {
   GS026: 'invalid owner provided (a signature that is not an owner’s, out of order, or over another hash)',
 };
 
-interface ChainCtx {
+/** One served chain: its config, viem client and transport (shared by the driver and the provisioner). */
+export interface ChainCtx {
   chain: string;
   chainId: number;
   config: EvmChainConfig;
@@ -165,6 +166,51 @@ interface ChainCtx {
   viemChain: Chain;
   transport: Transport;
   executor: EvmExecutor | undefined;
+}
+
+/** One viem client per chain, validated; throws a DriverRegistryError naming a bad chain entry. */
+export function chainContexts(
+  name: string,
+  chains: readonly string[],
+  configs: Record<string, EvmChainConfig>,
+  fetchFn: typeof fetch,
+  executor?: EvmExecutor,
+): Map<string, ChainCtx> {
+  const ctxs = new Map<string, ChainCtx>();
+  for (const chain of chains) {
+    const config = configs[chain] as EvmChainConfig;
+    const chainId = chainIdOf(chain) as number;
+    if (typeof config?.rpcUrl !== 'string' || !/^https?:\/\//.test(config.rpcUrl)) {
+      throw new DriverRegistryError('invalid_driver', `${name}: chains["${chain}"].rpcUrl must be an http(s) URL`);
+    }
+    if (config.finality !== undefined && !EVM_FINALITIES.includes(config.finality)) {
+      throw new DriverRegistryError('invalid_driver', `${name}: chains["${chain}"].finality must be one of ${EVM_FINALITIES.join(', ')}`);
+    }
+    for (const t of config.tokens ?? []) {
+      if (evmAddressProblem(t)) throw new DriverRegistryError('invalid_driver', `${name}: chains["${chain}"].tokens has a bad address ${t}`);
+    }
+    const viemChain = defineChain({
+      id: chainId,
+      name: chain,
+      nativeCurrency: { name: config.nativeSymbol ?? 'ETH', symbol: config.nativeSymbol ?? 'ETH', decimals: NATIVE_DECIMALS },
+      rpcUrls: { default: { http: [config.rpcUrl] } },
+    });
+    const transport = http(config.rpcUrl, { fetchFn, retryCount: 1 });
+    const pollingInterval = config.pollingInterval ?? 4000;
+    const client = createPublicClient({ chain: viemChain, transport, pollingInterval }) as PublicClient<Transport, Chain>;
+    ctxs.set(chain, { chain, chainId, config, client, viemChain, transport, executor: config.executor ?? executor });
+  }
+  return ctxs;
+}
+
+/** Runs one RPC read; any fault that is not already a VaultError becomes a TransportError naming it. */
+export async function rpcCall<T>(ctx: ChainCtx, what: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (cause) {
+    if (cause instanceof VaultError) throw cause;
+    throw new TransportError(`${ctx.chain}: ${what} failed`, { cause, details: (cause as Error)?.message?.split('\n')[0] });
+  }
 }
 
 /** Owners of a Safe descriptor, each of weight 1 (a Safe has no weights). */
@@ -230,30 +276,7 @@ export function createEvmSafeDriver(options: EvmSafeDriverOptions): EvmSafeDrive
   const name = options.name ?? '@vault/driver-evm-safe';
   const chains = checkChains(name, Object.keys(options.chains));
   const fetchFn = options.fetch ?? globalThis.fetch.bind(globalThis);
-  const ctxs = new Map<string, ChainCtx>();
-  for (const chain of chains) {
-    const config = options.chains[chain] as EvmChainConfig;
-    const chainId = chainIdOf(chain) as number;
-    if (typeof config?.rpcUrl !== 'string' || !/^https?:\/\//.test(config.rpcUrl)) {
-      throw new DriverRegistryError('invalid_driver', `${name}: chains["${chain}"].rpcUrl must be an http(s) URL`);
-    }
-    if (config.finality !== undefined && !EVM_FINALITIES.includes(config.finality)) {
-      throw new DriverRegistryError('invalid_driver', `${name}: chains["${chain}"].finality must be one of ${EVM_FINALITIES.join(', ')}`);
-    }
-    for (const t of config.tokens ?? []) {
-      if (evmAddressProblem(t)) throw new DriverRegistryError('invalid_driver', `${name}: chains["${chain}"].tokens has a bad address ${t}`);
-    }
-    const viemChain = defineChain({
-      id: chainId,
-      name: chain,
-      nativeCurrency: { name: config.nativeSymbol ?? 'ETH', symbol: config.nativeSymbol ?? 'ETH', decimals: NATIVE_DECIMALS },
-      rpcUrls: { default: { http: [config.rpcUrl] } },
-    });
-    const transport = http(config.rpcUrl, { fetchFn, retryCount: 1 });
-    const pollingInterval = config.pollingInterval ?? 4000;
-    const client = createPublicClient({ chain: viemChain, transport, pollingInterval }) as PublicClient<Transport, Chain>;
-    ctxs.set(chain, { chain, chainId, config, client, viemChain, transport, executor: config.executor ?? options.executor });
-  }
+  const ctxs = chainContexts(name, chains, options.chains, fetchFn, options.executor);
 
   /** Ethereum tx hash of each execTransaction this driver sent, by `${chain} ${safeTxHash}`. */
   const sent = new Map<string, Hex>();
@@ -264,14 +287,7 @@ export function createEvmSafeDriver(options: EvmSafeDriverOptions): EvmSafeDrive
     return ctx;
   };
 
-  const rpc = async <T>(ctx: ChainCtx, what: string, call: () => Promise<T>): Promise<T> => {
-    try {
-      return await call();
-    } catch (cause) {
-      if (cause instanceof VaultError) throw cause;
-      throw new TransportError(`${ctx.chain}: ${what} failed`, { cause, details: (cause as Error)?.message?.split('\n')[0] });
-    }
-  };
+  const rpc = rpcCall;
 
   const readSafe = async <F extends 'nonce' | 'getThreshold' | 'getOwners' | 'VERSION'>(ctx: ChainCtx, safe: Address, functionName: F) => {
     const code = await rpc(ctx, 'eth_getCode', () => ctx.client.getCode({ address: safe }));

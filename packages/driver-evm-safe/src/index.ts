@@ -7,11 +7,12 @@
  * relayer), confirmation by receipt and the Safe's ExecutionSuccess / ExecutionFailure events,
  * payloadFate by the Safe's nonce history, balances and the Safe's owners, threshold and nonce.
  * `createDriver` / `createSigner` are the plugin entry the reference servers load from JSON
- * configuration. The signing half is
+ * configuration; `createProvisioner` deploys a wallet's Safe (`vault provision`). The signing half is
  * `@vault/driver-evm-safe/signer`; the local chain is `@vault/driver-evm-safe/devnet`.
  */
 export {
   createDriver,
+  createProvisioner,
   createSigner,
   parseEvmSafePluginOptions,
   type EvmChainOptions,
@@ -54,3 +55,5 @@ export {
 } from './safe-tx.js';
 export { EVM_FAMILY, chainIdOf, evmAddressProblem } from './chains.js';
 export { compressPublicKey, publicKeyToEvmAddress, recoverEvmAddress } from './secp256k1.js';
+export { FAUCET_GAS_BUDGET_WEI, createEvmSafeProvisioner, type EvmSafeProvisionerOptions } from './provision.js';
+export { PROVISION_SALT_DOMAIN, SAFE_V141_ADDRESSES, encodeSetup, predictSafeAddress, provisionSaltNonce } from './safe-deploy.js';

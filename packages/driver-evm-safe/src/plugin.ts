@@ -1,15 +1,17 @@
 /**
  * @module plugin
  * The configuration entry the reference servers load (`{ "module": "@vault/driver-evm-safe",
- * "options": {…} }`): `createDriver(options)` and `createSigner(options)` over one plain-JSON
+ * "options": {…} }`): `createDriver(options)`, `createSigner(options)` and
+ * `createProvisioner(options)` (`vault provision`) over one plain-JSON
  * options object, validated field by field. Secrets never sit in the options: the executor's key
  * (and a relayer's authorization) are read from environment variables the options name.
  */
-import { ValidationError, defineChainDriver, type SubmitResult } from '@vault/sdk';
+import { ValidationError, defineChainDriver, type SubmitResult, type WalletProvisioner } from '@vault/sdk';
 import { nonceManager } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { chainIdOf, evmAddressProblem } from './chains.js';
 import { createEvmSafeDriver, EVM_FINALITIES, type EvmChainConfig, type EvmExecutor, type EvmFinality, type EvmSafeDriver } from './driver.js';
+import { createEvmSafeProvisioner } from './provision.js';
 import { createEvmSafeSigner, type EvmSafeSigner } from './signer.js';
 
 /** Who pays gas for execTransaction: at most one of the two, per chain or for all chains. */
@@ -184,14 +186,7 @@ export function createDriver(options: EvmSafePluginOptions, _context?: { stateDi
     const chain = `eip155:${c.chain_id}`;
     const own = executorOptionsOf(c) ? resolveExecutor(c, `chains.${i}.`) : top;
     if (own.missing) missing.set(chain, own.missing);
-    chains[chain] = {
-      rpcUrl: c.rpc_url,
-      ...(own.executor && { executor: own.executor }),
-      ...(c.finality && { finality: c.finality }),
-      ...(c.native_symbol && { nativeSymbol: c.native_symbol }),
-      ...(c.tokens && { tokens: c.tokens }),
-      ...(c.polling_interval_ms && { pollingInterval: c.polling_interval_ms }),
-    };
+    chains[chain] = { ...chainConfig(c), ...(own.executor && { executor: own.executor }) };
   });
   const driver = createEvmSafeDriver({ chains, ...(o.name !== undefined && { name: o.name }) });
   if (missing.size === 0) return driver;
@@ -208,6 +203,17 @@ export function createDriver(options: EvmSafePluginOptions, _context?: { stateDi
   }) as EvmSafeDriver;
 }
 
+/** The driver's config for one chain entry, without its executor. */
+function chainConfig(c: EvmChainOptions): EvmChainConfig {
+  return {
+    rpcUrl: c.rpc_url,
+    ...(c.finality && { finality: c.finality }),
+    ...(c.native_symbol && { nativeSymbol: c.native_symbol }),
+    ...(c.tokens && { tokens: c.tokens }),
+    ...(c.polling_interval_ms && { pollingInterval: c.polling_interval_ms }),
+  };
+}
+
 function executorOptionsOf(c: EvmExecutorOptions): boolean {
   return c.executor_key_env !== undefined || c.relayer_url !== undefined;
 }
@@ -221,4 +227,20 @@ function executorOptionsOf(c: EvmExecutorOptions): boolean {
 export function createSigner(options: EvmSafePluginOptions): EvmSafeSigner {
   const o = parseEvmSafePluginOptions(options);
   return createEvmSafeSigner({ chains: o.chains.map((c) => `eip155:${c.chain_id}`), ...(o.name !== undefined && { name: `${o.name}/signer` }) });
+}
+
+/**
+ * The WalletProvisioner (`vault provision`) from the same plugin options: deploys Safe v1.4.1
+ * wallets on the configured chains. Executor options are ignored (no variable is read here);
+ * what pays for the deployment is the request's `funding`.
+ *
+ * @example
+ * const provisioner = createProvisioner({ chains: [{ chain_id: 31337, rpc_url: 'http://127.0.0.1:8545', finality: 'latest' }] })
+ * await provisioner.provision({ wallet: 'treasury', chain: 'eip155:31337', members, quorum: 2, funding: { kind: 'faucet', url: 'http://127.0.0.1:8545' } })
+ */
+export function createProvisioner(options: EvmSafePluginOptions): WalletProvisioner {
+  const o = parseEvmSafePluginOptions(options);
+  const chains: Record<string, EvmChainConfig> = {};
+  for (const c of o.chains) chains[`eip155:${c.chain_id}`] = chainConfig(c);
+  return createEvmSafeProvisioner({ chains, ...(o.name !== undefined && { name: o.name }) });
 }

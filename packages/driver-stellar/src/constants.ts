@@ -18,6 +18,13 @@ export const STELLAR_DECIMALS = 7;
 export const NATIVE_SYMBOL = 'XLM';
 export const INT64_MAX = (1n << 63n) - 1n;
 
+/**
+ * What `vault provision` funds a new account with through `key_env` when the request gives no
+ * `fundAmount`: 200000000 stroops (20 XLM). The reserve of an account with the 20-signer maximum is
+ * (2 + 20) x 0.5 XLM = 11 XLM; the rest pays fees and a few trust lines. Friendbot ignores it.
+ */
+export const PROVISION_DEFAULT_FUND_STROOPS = '200000000';
+
 /** Text memos are at most 28 bytes of UTF-8. */
 export const MEMO_TEXT_MAX_BYTES = 28;
 

@@ -33,7 +33,7 @@ import {
 import { addressProblem, hintOf } from './address.js';
 import { buildTransaction, assetOfIntent, STELLAR_OPERATIONS } from './build.js';
 import { NATIVE_SYMBOL, STELLAR_DECIMALS, STELLAR_FAMILY, STELLAR_SIGNATURE_ENCODING } from './constants.js';
-import { HorizonClient, issuerLocked, parseAccount, problemExtras, type AccountFacts, type FetchLike } from './horizon.js';
+import { HorizonClient, baseFeeOf, issuerLocked, parseAccount, problemExtras, type AccountFacts, type FetchLike } from './horizon.js';
 import { payloadFateOf } from './fate.js';
 import { hex, openPayload } from './payload.js';
 import { primaryCode, resultCodesOfXdr, type ResultCodes } from './result-codes.js';
@@ -182,12 +182,11 @@ export function createStellarDriver(options: StellarDriverOptions): StellarDrive
       }
       const fees = await s.horizon.get('/fee_stats');
       if (fees.status !== 200) throw new TransportError(`Horizon ${s.chain}: GET /fee_stats answered ${fees.status}`, { data: { chain: s.chain } });
-      const base = Number((fees.body as Record<string, unknown> | null)?.['last_ledger_base_fee'] ?? 100);
       return {
         kind: 'stellar',
         // Always the string form: sequences are ledger << 32 and exceed 2^53.
         sequence: (account.sequence + 1n).toString(),
-        base_fee_stroops: Number.isInteger(base) && base > 100 ? Math.min(base, 100_000_000) : 100,
+        base_fee_stroops: baseFeeOf(fees.body),
         max_time: now() + (s.config.txTimeoutSeconds ?? 300),
       };
     },

@@ -172,6 +172,15 @@ export function issuerLocked(account: AccountFacts): boolean {
   return total === 0 || total < account.thresholds.med;
 }
 
+/**
+ * The per-operation base fee (stroops) from a GET /fee_stats body: `last_ledger_base_fee` when it
+ * is an integer above the protocol minimum of 100 (capped at 100_000_000), else 100.
+ */
+export function baseFeeOf(feeStats: unknown): number {
+  const base = Number((feeStats as Record<string, unknown> | null)?.['last_ledger_base_fee'] ?? 100);
+  return Number.isInteger(base) && base > 100 ? Math.min(base, 100_000_000) : 100;
+}
+
 /** Horizon's problem+json `extras.result_codes` and `extras.result_xdr`, when present. */
 export function problemExtras(body: unknown): { resultCodes: { transaction: string; operations?: string[] } | null; resultXdr: string | null; hash: string | null } {
   const b = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};

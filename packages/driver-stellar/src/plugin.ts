@@ -2,9 +2,10 @@
  * @module plugin
  * The plugin entry the reference servers load from configuration
  * (`{ "module": "@vault/driver-stellar", "options": { … } }`): `createDriver(options)` and
- * `createSigner(options)` take the same plain-JSON options, checked here field by field.
+ * `createSigner(options)` (and `createProvisioner(options)`, for `vault provision`) take the same
+ * plain-JSON options, checked here field by field.
  */
-import { ValidationError, type DriverPlugin } from '@vault/sdk';
+import { ValidationError, type DriverPlugin, type WalletProvisioner } from '@vault/sdk';
 import { createStellarDriver, type StellarChainConfig, type StellarDriver } from './driver.js';
 import { STELLAR_FAMILY, STELLAR_NETWORKS } from './constants.js';
 import type { StellarSigner } from './signer.js';
@@ -121,5 +122,20 @@ export async function createSigner(options: StellarPluginOptions): Promise<Stell
   });
 }
 
-// Compile-time check only: the two factories form a DriverPlugin over these options.
-({ createDriver, createSigner }) satisfies DriverPlugin<StellarPluginOptions>;
+/**
+ * The wallet provisioner (`vault provision`) from the same JSON options. Like the signer it is
+ * imported only when called: it generates and signs with a set-up key, which the keyless control
+ * plane never loads. See provision.ts and the README ("Provisioning a wallet").
+ *
+ * @example
+ * const provisioner = await createProvisioner({ chains: [{ chain: 'stellar:testnet', horizonUrl: 'https://horizon-testnet.stellar.org' }] })
+ * await provisioner.provision({ wallet: 'w1', chain: 'stellar:testnet', members, quorum: 2, funding: { kind: 'faucet', url: 'https://friendbot.stellar.org' } })
+ */
+export async function createProvisioner(options: StellarPluginOptions): Promise<WalletProvisioner> {
+  const { chains, name } = parsePluginOptions(options);
+  const { createStellarProvisioner } = await import('./provision.js');
+  return createStellarProvisioner({ chains, ...(name !== undefined ? { name } : {}) });
+}
+
+// Compile-time check only: the three factories form a DriverPlugin over these options.
+({ createDriver, createSigner, createProvisioner }) satisfies DriverPlugin<StellarPluginOptions>;

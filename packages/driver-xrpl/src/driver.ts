@@ -95,6 +95,16 @@ export interface XrplIssuerFacts {
   obligations: Record<string, string>;
 }
 
+/**
+ * The JSON-RPC transport of one configured chain: its own fetch, else the fallback (the driver's,
+ * else global fetch), with the configured API version and timeout. The provisioner uses the same.
+ */
+export function chainTransport(name: string, chain: string, c: XrplChainConfig, fallback: FetchLike | undefined): XrplTransport {
+  const f = c.fetch ?? fallback;
+  if (!f) throw new TransportError(`${name}: no fetch available for ${chain}`);
+  return { url: c.url, fetch: f, apiVersion: c.apiVersion ?? 2, timeoutMs: c.timeoutMs ?? 15_000 };
+}
+
 /** Addresses nobody holds a key for (ACCOUNT_ZERO, ACCOUNT_ONE, the name-reservation and NaN addresses). */
 const BLACK_HOLES = new Set(['rrrrrrrrrrrrrrrrrrrrrhoLvTp', 'rrrrrrrrrrrrrrrrrrrrBZbvji', 'rrrrrrrrrrrrrrrrrNAMEtxvNvQ', 'rrrrrrrrrrrrrrrrrrrn5RM1rHd']);
 
@@ -120,12 +130,7 @@ export function createXrplDriver(options: XrplDriverOptions): XrplDriver {
     return c;
   };
   const isTest = (chain: string) => config(chain).test ?? defaultIsTestChain(chain);
-  const transport = (chain: string): XrplTransport => {
-    const c = config(chain);
-    const f = c.fetch ?? defaultFetch;
-    if (!f) throw new TransportError(`${name}: no fetch available for ${chain}`);
-    return { url: c.url, fetch: f, apiVersion: c.apiVersion ?? 2, timeoutMs: c.timeoutMs ?? 15_000 };
-  };
+  const transport = (chain: string): XrplTransport => chainTransport(name, chain, config(chain), defaultFetch);
   const call = (chain: string, method: string, params: Record<string, unknown> = {}) => rpcCall(transport(chain), method, params);
   /** A call whose error result is a fault, except the listed expected errors (returned as null). */
   const must = async (chain: string, method: string, params: Record<string, unknown>, expected: string[] = []): Promise<RpcResult | null> => {

@@ -1,12 +1,14 @@
 /**
  * @module plugin
  * The plugin entry the reference servers load from configuration
- * (`{ "module": "@vault/driver-xrpl", "options": { … } }`): `createDriver(options)` and
- * `createSigner(options)` take the same plain-JSON options, checked by hand here (the package does
- * not depend on a schema library) with a ValidationError naming the option path.
+ * (`{ "module": "@vault/driver-xrpl", "options": { … } }`): `createDriver(options)`,
+ * `createSigner(options)` and `createProvisioner(options)` take the same plain-JSON options,
+ * checked by hand here (the package does not depend on a schema library) with a ValidationError
+ * naming the option path.
  */
-import { ValidationError, type DriverPlugin } from '@vault/sdk';
+import { ValidationError, type DriverPlugin, type WalletProvisioner } from '@vault/sdk';
 import { createXrplDriver, type XrplChainConfig, type XrplDriver } from './driver.js';
+import { createXrplProvisioner } from './provision.js';
 import { createXrplSigner, type XrplSigner } from './signer.js';
 
 /** One chain an operator serves. */
@@ -146,5 +148,18 @@ export function createSigner(options: XrplPluginOptions): XrplSigner {
   return createXrplSigner({ chains: Object.keys(chains), ...(name !== undefined ? { name: `${name}/signer` } : {}) });
 }
 
-// Compile-time check only: the two factories form a DriverPlugin over these options.
-({ createDriver, createSigner }) satisfies DriverPlugin<XrplPluginOptions>;
+/**
+ * The provisioner (`vault provision`) from the same JSON options: it sets wallets up on the listed
+ * chains (fresh account, funding, signer list, master key disabled). Funding comes with each
+ * request (a faucet URL, or the name of an environment variable holding a funded seed).
+ *
+ * @example
+ * const provisioner = createProvisioner({ chains: [{ chain: 'xrpl:testnet', url: 'https://s.altnet.rippletest.net:51234/' }] })
+ */
+export function createProvisioner(options: XrplPluginOptions): WalletProvisioner {
+  const { chains, name } = parsePluginOptions(options);
+  return createXrplProvisioner({ chains, ...(name !== undefined ? { name } : {}) });
+}
+
+// Compile-time check only: the factories form a DriverPlugin over these options.
+({ createDriver, createSigner, createProvisioner }) satisfies Required<DriverPlugin<XrplPluginOptions>>;

@@ -14,14 +14,10 @@ import {
   createPublicClient,
   createTestClient,
   createWalletClient,
-  decodeEventLog,
-  encodeFunctionData,
   defineChain,
   getAddress,
   http,
-  parseAbi,
   toHex,
-  zeroAddress,
   type Address,
   type Chain,
   type Hex,
@@ -33,6 +29,9 @@ import {
 } from 'viem';
 import { generatePrivateKey, mnemonicToAccount, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { balanceSlotOf, tokenDeployData, TEST_TOKEN_ABI, type TestTokenOptions } from './token.js';
+import { createdProxy, encodeSetup, SAFE_FACTORY_ABI, SAFE_V141_ADDRESSES } from '../safe-deploy.js';
+
+export { SAFE_V141_ADDRESSES, encodeSetup } from '../safe-deploy.js';
 
 export { TEST_TOKEN_ABI, tokenDeployData, tokenRuntime, balanceSlotOf, assembleEvm, type AsmItem, type TestTokenOptions } from './token.js';
 
@@ -41,18 +40,6 @@ const require = createRequire(import.meta.url);
 /** anvil's well-known development mnemonic (its default): test funds only. */
 export const ANVIL_MNEMONIC = 'test test test test test test test test test test test junk';
 
-/** Official Safe v1.4.1 addresses (the same on every chain deployed through the singleton factory). */
-export const SAFE_V141_ADDRESSES = {
-  safe: '0x41675C099F32341bf84BFc5382aF534df5C7461a',
-  safeL2: '0x29fcB43b46531BcA003ddC8FCB67FFE91900C762',
-  safeProxyFactory: '0x4e1DCf7AD4e460CfD30791CCC4F9c8a4f820ec67',
-  compatibilityFallbackHandler: '0xfd0732Dc9E303f09fCEf3a7388Ad10A83459Ec99',
-  multiSend: '0x38869bf66a61cF6bDB996A6aE40D5853Fd43B526',
-  multiSendCallOnly: '0x9641d764fc13c8B624c04430C7356C1C7C8102e2',
-  signMessageLib: '0xd53cd0aB83D845Ac265BE939c57F53AD838012c9',
-  createCall: '0x9b35Af71d77eaf8d7e40252370304687390A1A52',
-  simulateTxAccessor: '0x3d4BA2E0884aa488718476ca2FB8Efc291A46199',
-} as const satisfies Record<string, Address>;
 export type SafeContractName = keyof typeof SAFE_V141_ADDRESSES;
 
 const ARTIFACTS: Record<SafeContractName, string> = {
@@ -66,14 +53,6 @@ const ARTIFACTS: Record<SafeContractName, string> = {
   createCall: 'libraries/CreateCall.sol/CreateCall.json',
   simulateTxAccessor: 'accessors/SimulateTxAccessor.sol/SimulateTxAccessor.json',
 };
-
-const FACTORY_ABI = parseAbi([
-  'function createProxyWithNonce(address _singleton, bytes initializer, uint256 saltNonce) returns (address proxy)',
-  'event ProxyCreation(address indexed proxy, address singleton)',
-]);
-const SETUP_ABI = parseAbi([
-  'function setup(address[] _owners, uint256 _threshold, address to, bytes data, address fallbackHandler, address paymentToken, uint256 payment, address paymentReceiver)',
-]);
 
 /** Creation bytecode of a Safe v1.4.1 contract from @safe-global/safe-contracts. */
 export function safeArtifactBytecode(name: SafeContractName): Hex {
@@ -322,21 +301,12 @@ async function deploy(child: ChildProcess, rpcUrl: string, chainId: number, opti
     const saltNonce = o.saltNonce ?? BigInt(Date.now()) * 1000n + salt++;
     const hash = await wallet.writeContract({
       address: SAFE_V141_ADDRESSES.safeProxyFactory,
-      abi: FACTORY_ABI,
+      abi: SAFE_FACTORY_ABI,
       functionName: 'createProxyWithNonce',
       args: [SAFE_V141_ADDRESSES.safe, initializer, saltNonce],
     });
     const receipt = await mined(hash);
-    let proxy: Address | undefined;
-    for (const log of receipt.logs) {
-      if (getAddress(log.address) !== SAFE_V141_ADDRESSES.safeProxyFactory) continue;
-      try {
-        const ev = decodeEventLog({ abi: FACTORY_ABI, data: log.data, topics: log.topics });
-        if (ev.eventName === 'ProxyCreation') proxy = getAddress(ev.args.proxy);
-      } catch {
-        // not ProxyCreation
-      }
-    }
+    const proxy = createdProxy(receipt.logs);
     if (!proxy) throw new Error('ProxyCreation event missing');
     if (o.balance) await testClient.setBalance({ address: proxy, value: o.balance });
     return proxy;
@@ -388,13 +358,4 @@ async function deploy(child: ChildProcess, rpcUrl: string, chainId: number, opti
     publicClient,
     stop,
   };
-}
-
-/** Safe.setup calldata: owners, threshold, the compatibility fallback handler, no payment. */
-export function encodeSetup(owners: readonly Address[], threshold: number): Hex {
-  return encodeFunctionData({
-    abi: SETUP_ABI,
-    functionName: 'setup',
-    args: [owners, BigInt(threshold), zeroAddress, '0x', SAFE_V141_ADDRESSES.compatibilityFallbackHandler, zeroAddress, 0n, zeroAddress],
-  });
 }

@@ -355,8 +355,16 @@ export class StellarLedger {
       const opSourceId = op.sourceAccount() ? muxedBase(op.sourceAccount() as xdr.MuxedAccount) : sourceId;
       const opSource = this.accounts.get(opSourceId);
       let failure: string | null = null;
-      if (!opSource) failure = 'opNoAccount';
-      else {
+      if (!opSource) {
+        // stellar-core's checkSignatureNoAccount: an operation may name a source account that an
+        // earlier operation of the same transaction creates (sponsored or funded creation); it then
+        // needs that account key's own signature, and fails as op_no_account at apply if the
+        // account still does not exist.
+        if (!op.sourceAccount()) failure = 'opNoAccount';
+        else if (!checker.check(this.newAccount(opSourceId, 0n, 0n), 0)) failure = 'opBadAuth';
+        else if (!RESULT_UNION[op.body().switch().name]) failure = 'opNotSupported';
+        else failure = this.checkValid(op, opSourceId);
+      } else {
         const level = thresholdOf(op);
         const needed = level === 'low' ? opSource.thresholds.low : level === 'medium' ? opSource.thresholds.med : opSource.thresholds.high;
         if (!checker.check(opSource, needed)) failure = 'opBadAuth';
@@ -386,6 +394,7 @@ export class StellarLedger {
       const op = ops[i] as xdr.Operation;
       const opSourceId = op.sourceAccount() ? muxedBase(op.sourceAccount() as xdr.MuxedAccount) : sourceId;
       try {
+        if (!scratch.has(opSourceId)) throw new OpFailure('opNoAccount');
         const rec = this.apply(scratch, op, opSourceId);
         opResults[i] = `${op.body().switch().name}Success`;
         opRecords.push({ ...rec, id: '', txHash: hash, successful: true, createdAt, sourceAccount: opSourceId });

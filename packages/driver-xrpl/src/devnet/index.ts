@@ -6,6 +6,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { formatScaled, parseScaled } from '../util.js';
 import { XrplLedger, type LedgerOptions } from './ledger.js';
 import { DevnetRpc, GENESIS_ADDRESS, GENESIS_SEED } from './server.js';
 
@@ -20,14 +21,14 @@ export interface DevnetOptions extends LedgerOptions {
   host?: string;
   /** Close a ledger every this many ms; 0 closes only on demand (ledger_accept / closeLedger()). Default 1000. */
   closeIntervalMs?: number;
-  /** XRP (drops) the faucet pays. Default 1000 XRP. */
+  /** XRP (drops) the faucet pays, and the most a request's `xrpAmount` may ask. Default 1000 XRP. */
   faucetDrops?: bigint;
 }
 
 export interface XrplDevnet {
   /** JSON-RPC endpoint, e.g. http://127.0.0.1:5005/ */
   url: string;
-  /** Faucet endpoint (POST {destination?} -> {account, amount, seed?}), the testnet faucet's shape. */
+  /** Faucet endpoint (POST {destination?, xrpAmount?} -> {account, amount, seed?}), the testnet faucet's shape. */
   faucetUrl: string;
   networkId: number;
   /** The ledger itself: direct, independent reads of state (never through the driver). */
@@ -95,7 +96,17 @@ export async function startXrplDevnet(options: DevnetOptions = {}): Promise<Xrpl
     try {
       if (path === '/accounts' || path === '/faucet') {
         const dest = typeof body['destination'] === 'string' ? body['destination'] : undefined;
-        const out = rpc.faucet(dest, faucetDrops);
+        // `xrpAmount` (decimal XRP, as the public faucets take it) up to the faucet's own amount.
+        const asked = body['xrpAmount'];
+        let drops = faucetDrops;
+        if (asked !== undefined) {
+          const parsed = typeof asked === 'string' || typeof asked === 'number' ? parseScaled(String(asked), 6) : null;
+          if (parsed === null || parsed <= 0n || parsed > faucetDrops) {
+            return send(res, 400, { error: `xrpAmount must be a positive XRP amount of at most ${formatScaled(faucetDrops, 6)}` });
+          }
+          drops = parsed;
+        }
+        const out = rpc.faucet(dest, drops);
         return send(res, 'error' in out ? 400 : 200, out);
       }
       return send(res, 200, { result: rpc.handle(body['method'], body['params']) });
