@@ -5,6 +5,7 @@
  *
  *   node scripts/run.mjs test            install? -> build -> typecheck -> tests -> package checks -> summary
  *   node scripts/run.mjs demo            install? -> build -> node examples/sdk-demo/demo.mjs
+ *   node scripts/run.mjs vault [args]    install? -> build -> node examples/local-vault/vault.mjs [args]
  *   node scripts/run.mjs bench           install? -> build -> pnpm -r --if-present bench
  *   node scripts/run.mjs build           install? -> build
  *   node scripts/run.mjs check:packages  install? -> build -> publint + attw on each publishable package
@@ -23,6 +24,7 @@ import { fileURLToPath } from 'node:url';
 const PNPM_VERSION = '10.34.8';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DEMO = join('examples', 'sdk-demo', 'demo.mjs');
+const VAULT = join('examples', 'local-vault', 'vault.mjs');
 const IS_WIN = process.platform === 'win32';
 const IS_CI = /^(1|true)$/i.test(process.env.CI ?? '');
 
@@ -283,6 +285,17 @@ const TASKS = {
     log(`demo: node ${DEMO}`);
     const code = await exec(process.execPath, [DEMO], { shell: false });
     if (code !== 0) throw new StepError('demo', `node ${DEMO} exited with ${code}`);
+  },
+
+  async vault() {
+    await ensureInstall();
+    await build();
+    const extra = process.argv.slice(3);
+    log(`vault: node ${VAULT} ${extra.join(' ')}`);
+    // Ctrl-C reaches the launcher too (same process group); it stops what it started.
+    process.on('SIGINT', () => undefined);
+    const code = await exec(process.execPath, [VAULT, ...extra], { shell: false });
+    if (code !== 0) throw new StepError('vault', `node ${VAULT} exited with ${code}`);
   },
 
   async test() {

@@ -1,0 +1,463 @@
+#!/usr/bin/env node
+/**
+ * The local vault in one command (README Quick start).
+ *
+ *   node examples/local-vault/vault.mjs [--walkthrough] [--port 7331] [--dir DIR]
+ *
+ * Starts, all on 127.0.0.1 and offline:
+ *   - three devnets: XRPL (JSON-RPC), Stellar (Horizon), EVM (anvil with Safe v1.4.1);
+ *   - three signer services (`vault-signer serve`), each with its own keystore (an ed25519 and a
+ *     secp256k1 key), token and trust file;
+ *   - the control plane (`vault-control-plane serve`) on --port, with a generated state;
+ * then provisions a 2-of-3 wallet on each ledger with `vault provision` (XRPL signer list + master
+ * key disabled, Stellar signers + master weight 0, a Safe), pairs a demo approver device over HTTP
+ * and prints the URLs, the operator passphrase and what to try. Ctrl-C stops every process.
+ *
+ * --walkthrough drives the whole path over HTTP, printing each step, and exits non-zero if any step
+ * does not behave as described (see WALKTHROUGH below).
+ */
+import {
+  createControlPlaneClient,
+  createSignerClient,
+  generateEd25519KeyPair,
+  sha256Hex,
+  signApproval,
+  signEd25519,
+  fromHex,
+  toHex,
+  verifyReceiptChain,
+} from '@vault/sdk';
+import { startXrplDevnet } from '@vault/driver-xrpl/devnet';
+import { startDevnet as startStellarDevnet } from '@vault/driver-stellar/devnet';
+import { startEvmDevnet } from '@vault/driver-evm-safe/devnet';
+import { createSigner as createStellarSigner } from '@vault/driver-stellar';
+import { readStateFile, writeStateFile } from '@vault/server/control-plane';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const require = createRequire(import.meta.url);
+const pkgDir = (name) => dirname(require.resolve(`${name}/package.json`));
+const SERVER = pkgDir('@vault/server');
+const CLI = {
+  signer: join(SERVER, 'dist/signer/cli.js'),
+  controlPlane: join(SERVER, 'dist/control-plane/cli.js'),
+  provision: join(SERVER, 'dist/provision/cli.js'),
+};
+const PLUGIN = {
+  xrpl: fileURLToPath(import.meta.resolve('@vault/driver-xrpl')),
+  stellar: fileURLToPath(import.meta.resolve('@vault/driver-stellar')),
+  evm: fileURLToPath(import.meta.resolve('@vault/driver-evm-safe')),
+};
+const CHAIN = { xrpl: 'xrpl:local', stellar: 'stellar:local', evm: 'eip155:31337' };
+const WALLET = { xrpl: 'ops-xrpl', stellar: 'ops-stellar', evm: 'ops-evm' };
+const EXECUTOR_ENV = 'VAULT_EVM_EXECUTOR_KEY';
+
+const { values: args } = parseArgs({
+  options: {
+    walkthrough: { type: 'boolean', default: false },
+    port: { type: 'string', default: '7331' },
+    dir: { type: 'string' },
+    'kdf-log2': { type: 'string', default: '15' },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+  strict: true,
+});
+if (args.help) {
+  process.stdout.write('usage: node examples/local-vault/vault.mjs [--walkthrough] [--port 7331] [--dir DIR] [--kdf-log2 15]\n');
+  process.exit(0);
+}
+
+// ------------------------------------------------------------------ processes and cleanup
+
+const children = [];
+const closers = [];
+let stopping = false;
+
+const say = (line = '') => process.stdout.write(`${line}\n`);
+
+async function stopAll() {
+  if (stopping) return;
+  stopping = true;
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM');
+  await Promise.all(children.map((c) => (c.exitCode !== null || c.signalCode !== null ? null : new Promise((r) => c.once('exit', r)))));
+  for (const close of closers.reverse()) await close().catch(() => undefined);
+}
+
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.once(sig, () => {
+    say(`\n${sig}: stopping every process this vault started`);
+    void stopAll().then(() => process.exit(130));
+  });
+}
+
+/** Runs a CLI to completion; resolves with its stdout, rejects with its stderr. */
+function run(script, argv, env = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [script, ...argv], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${script.split('/').slice(-2).join('/')} ${argv[0]} exited ${code}: ${err.trim()}`))));
+  });
+}
+
+/** Starts a long-running CLI and resolves with the first JSON line it prints. */
+function start(name, script, argv, env, match) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [script, ...argv], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
+    let buf = '';
+    let err = '';
+    child.stderr.on('data', (d) => (err += d));
+    child.stdout.on('data', (d) => {
+      buf += d;
+      let i;
+      while ((i = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        try {
+          const j = JSON.parse(line);
+          if (match(j)) resolve({ child, line: j });
+        } catch {
+          // not a JSON line
+        }
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`${name} exited ${code} before it was ready: ${err.trim()}`)));
+  });
+}
+
+// ------------------------------------------------------------------ set-up
+
+const secret = () => randomBytes(24).toString('base64url');
+
+async function setUp() {
+  const dir = args.dir ?? mkdtempSync(join(tmpdir(), 'vault-local-'));
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  say(`vault: working directory ${dir}`);
+
+  // 1. Devnets (in this process; anvil is its own process).
+  const xrpl = await startXrplDevnet({ port: 0, networkId: 21337, closeIntervalMs: 500 });
+  closers.push(() => xrpl.close());
+  const stellar = await startStellarDevnet({ port: 0 });
+  closers.push(() => stellar.close());
+  const evm = await startEvmDevnet({ port: 0, chainId: 31337 });
+  closers.push(() => evm.stop());
+  say(`devnets: xrpl ${xrpl.url}  stellar ${stellar.url}  evm ${evm.rpcUrl}`);
+
+  const drivers = [
+    { module: PLUGIN.xrpl, options: { chains: [{ chain: CHAIN.xrpl, url: xrpl.url, networkId: xrpl.networkId }] } },
+    { module: PLUGIN.stellar, options: { chains: [{ chain: CHAIN.stellar, horizonUrl: stellar.url, networkPassphrase: stellar.networkPassphrase }] } },
+    { module: PLUGIN.evm, options: { chains: [{ chain_id: evm.chainId, rpc_url: evm.rpcUrl, finality: 'latest', polling_interval_ms: 100, executor_key_env: EXECUTOR_ENV }] } },
+  ];
+  writeFileSync(join(dir, 'drivers.json'), JSON.stringify({ drivers }, null, 2));
+
+  // 2. The demo approver device: its id is what the control plane derives when it pairs.
+  const device = generateEd25519KeyPair();
+  const deviceId = `dev_${sha256Hex(device.publicKeyHex).slice(0, 16)}`;
+
+  // 3. Three signers, each with an ed25519 key (XRPL, Stellar) and a secp256k1 key (EVM).
+  const signers = [];
+  for (const name of ['a', 'b', 'c']) {
+    const home = join(dir, `signer-${name}`);
+    mkdirSync(home, { recursive: true, mode: 0o700 });
+    const env = { VAULT_SIGNER_PASSPHRASE: secret(), VAULT_SIGNER_TOKEN: secret() };
+    const addresses = {};
+    for (const curve of ['ed25519', 'secp256k1']) {
+      const out = JSON.parse(await run(CLI.signer, ['keygen', '--keystore', join(home, 'keys'), '--curve', curve, '--drivers', join(dir, 'drivers.json'), '--kdf-log2', args['kdf-log2']], env));
+      for (const [chain, address] of Object.entries(out.addresses)) {
+        if ((curve === 'secp256k1') === (chain === CHAIN.evm)) addresses[chain] = { address, curve };
+      }
+    }
+    const trust = join(home, 'trust.json');
+    writeFileSync(trust, JSON.stringify({ format: 'vault-signer-trust', version: 1, wallets: [], approvers: [{ id: deviceId, public_key: device.publicKeyHex, weight: 1 }], drivers }, null, 2), { mode: 0o600 });
+    signers.push({ name, home, env, addresses, trust });
+  }
+  say(`signers: ${signers.map((s) => `${s.name} (${Object.values(s.addresses).map((a) => a.address.slice(0, 8)).join(', ')})`).join('; ')}`);
+
+  // 4. The control plane's state directory.
+  const cpDir = join(dir, 'control-plane');
+  const operatorPassphrase = secret();
+  await run(CLI.controlPlane, ['init', '--state-dir', cpDir], { VAULT_OPERATOR_PASSPHRASE: operatorPassphrase });
+  const statePath = join(cpDir, 'state.json');
+  writeStateFile(statePath, { ...readStateFile(statePath), drivers });
+
+  // 5. Provision the three 2-of-3 wallets: ledgers first, then the state file and trust files.
+  const members = (chain) => signers.map((s, i) => ({ address: s.addresses[chain].address, weight: 1, curve: s.addresses[chain].curve, label: `signer-${s.name}` }));
+  const approvers = [{ id: deviceId, weight: 1 }];
+  const provision = {
+    state_dir: cpDir,
+    trust_files: signers.map((s) => s.trust),
+    wallets: [
+      {
+        wallet: WALLET.xrpl,
+        chain: CHAIN.xrpl,
+        members: members(CHAIN.xrpl),
+        quorum: 2,
+        funding: { kind: 'faucet', url: xrpl.faucetUrl },
+        fund_amount: '500000000',
+        policy: {
+          wallet: WALLET.xrpl,
+          version: 1,
+          rules: [
+            { rule: 'allow_operations', ops: ['transfer', 'mpt_create'] },
+            { rule: 'hard_ceiling', max: '1000000000' },
+            { rule: 'approval_threshold', above: '50000000', required_weight: 1, approvers },
+            { rule: 'daily_velocity_cap', limit: '300000000' },
+          ],
+        },
+      },
+      {
+        wallet: WALLET.stellar,
+        chain: CHAIN.stellar,
+        members: members(CHAIN.stellar),
+        quorum: 2,
+        funding: { kind: 'faucet', url: `${stellar.url}${stellar.friendbotPath}` },
+        policy: {
+          wallet: WALLET.stellar,
+          version: 1,
+          rules: [
+            { rule: 'hard_ceiling', max: '100000000000' },
+            { rule: 'timelock_above', above: '1000000000', seconds: 3600 },
+          ],
+        },
+      },
+      {
+        wallet: WALLET.evm,
+        chain: CHAIN.evm,
+        members: members(CHAIN.evm),
+        quorum: 2,
+        funding: { kind: 'faucet', url: evm.rpcUrl },
+        fund_amount: '5000000000000000000',
+        policy: {
+          wallet: WALLET.evm,
+          version: 1,
+          rules: [
+            { rule: 'allow_operations', ops: ['transfer', 'contract_call'] },
+            { rule: 'require_human_approver_for_agent_initiated' },
+            { rule: 'agent_budget_ceiling', budget: '1000000000000000000', window_seconds: 86400 },
+            { rule: 'approval_threshold', above: '2000000000000000000', required_weight: 1, approvers },
+          ],
+        },
+      },
+    ],
+  };
+  const provisionFile = join(dir, 'provision.json');
+  writeFileSync(provisionFile, JSON.stringify(provision, null, 2));
+  const provisioned = (await run(CLI.provision, ['provision', '--config', provisionFile])).trim().split('\n').map((l) => JSON.parse(l));
+  for (const p of provisioned) say(`provisioned ${p.wallet} on ${p.chain}: ${p.address} (${p.transactions.length} transactions, reconcile ${p.reconcile})`);
+  const addressOf = Object.fromEntries(provisioned.map((p) => [p.wallet, p.address]));
+
+  // The Safe gets a test token it owns (for the token transfer and the contract_call).
+  const token = await evm.deployToken(addressOf[WALLET.evm]);
+  await evm.setTokenBalance(token, addressOf[WALLET.evm], 1_000_000_000n);
+
+  // 6. Signer services.
+  for (const s of signers) {
+    const { line } = await start(`signer ${s.name}`, CLI.signer, ['serve', '--keystore', join(s.home, 'keys'), '--trust', s.trust, '--state-dir', join(s.home, 'state'), '--port', '0'], s.env, (j) => typeof j.listening === 'string');
+    s.url = line.listening;
+    s.receiptPublicKey = line.receipt_public_key;
+  }
+
+  // 7. The control plane learns where each member address's signer is, then starts.
+  const state = readStateFile(statePath);
+  const endpoints = {};
+  for (const s of signers) for (const { address } of Object.values(s.addresses)) endpoints[address] = { url: s.url, token: s.env.VAULT_SIGNER_TOKEN, label: `signer-${s.name}` };
+  writeStateFile(statePath, { ...state, signers: endpoints });
+  const cpEnv = { [EXECUTOR_ENV]: evm.accounts.executor.privateKey };
+  const { line: cpLine } = await start('control plane', CLI.controlPlane, ['serve', '--state-dir', cpDir, '--port', args.port], cpEnv, (j) => j.event === 'listening');
+  const cpUrl = cpLine.url;
+
+  // 8. Pair the demo approver device over HTTP (a real pairing code, a real signature over its challenge).
+  const cp = createControlPlaneClient({ baseUrl: cpUrl });
+  await cp.unlock(operatorPassphrase);
+  const code = await cp.pairCreate({ role: 'approver', label: 'demo approver device' });
+  const claimed = await cp.pairClaim({ code: code.code, public_key: device.publicKeyHex, signature: toHex(signEd25519(fromHex(code.challenge, 'challenge', 32), device.secretKey)), label: 'demo approver device' });
+  if (claimed.device?.id !== deviceId) throw new Error(`paired device id ${claimed.device?.id} is not the expected ${deviceId}`);
+
+  return { dir, xrpl, stellar, evm, drivers, signers, device, deviceId, cp, cpUrl, cpDir, cpEnv, operatorPassphrase, addressOf, token };
+}
+
+// ------------------------------------------------------------------ walkthrough
+
+class StepFailed extends Error {}
+let stepNo = 0;
+async function step(title, fn) {
+  stepNo += 1;
+  say(`\n[${stepNo}] ${title}`);
+  const out = await fn();
+  return out;
+}
+function expectThat(ok, what) {
+  if (!ok) throw new StepFailed(what);
+  say(`    ok: ${what}`);
+}
+const show = (label, value) => say(`    ${label}: ${typeof value === 'string' ? value : JSON.stringify(value)}`);
+
+/** mint(address,uint256) calldata for the test token. */
+function mintCall(to, amount) {
+  return `0x40c10f19${to.slice(2).toLowerCase().padStart(64, '0')}${amount.toString(16).padStart(64, '0')}`;
+}
+
+async function walkthrough(v) {
+  const { cp, deviceId, device } = v;
+  const now = () => Math.floor(Date.now() / 1000);
+  const approve = (id) => cp.approveSigned(id, signApproval({ approver_id: deviceId, intent: id, verdict: 'approve', at: now(), strong_auth: true }, device.secretKey));
+  const xrplDest = v.xrpl.faucet().address;
+  const stellarDest = createStellarSigner({ chains: [{ chain: CHAIN.stellar, horizonUrl: v.stellar.url, networkPassphrase: v.stellar.networkPassphrase }] });
+  const stellarAddress = (await stellarDest).deriveAddress(CHAIN.stellar, generateEd25519KeyPair().publicKey, 'ed25519');
+  const funded = await fetch(`${v.stellar.url}${v.stellar.friendbotPath}?addr=${stellarAddress}`);
+  if (!funded.ok) throw new Error(`friendbot refused ${stellarAddress}`);
+  const evmDest = v.evm.accounts.funded[0].address;
+
+  const execute = async (label, request, { approveFirst = false } = {}) => {
+    const created = await cp.createIntent(request);
+    show('intent', `${created.intentId} ${created.status} (${created.decision.decision}${created.decision.reasons.length ? `: ${created.decision.reasons.join('; ')}` : ''})`);
+    if (approveFirst) {
+      expectThat(created.status === 'pending_approvals', `${label}: needs the device's approval first`);
+      const a = await approve(created.intentId);
+      expectThat(a.status === 'allowed', `${label}: approved with the device key, now allowed`);
+    } else {
+      expectThat(created.status === 'allowed', `${label}: allowed by the policy`);
+    }
+    const out = await cp.execute(created.intentId);
+    show('outcome', { status: out.status, txHash: out.txHash, ...(out.mptIssuanceId ? { mptIssuanceId: out.mptIssuanceId } : {}) });
+    expectThat(out.status === 'confirmed' && typeof out.txHash === 'string', `${label}: confirmed on the ledger with txHash ${out.txHash}`);
+    return { created, out };
+  };
+
+  await step('XRPL: transfer 10 XRP (under every threshold)', () => execute('xrpl transfer', { wallet: WALLET.xrpl, destination: xrplDest, amount: '10000000', memo: 'walkthrough 1' }));
+  await step('XRPL: transfer 60 XRP (above 50 XRP: the paired device must approve)', () => execute('xrpl approved transfer', { wallet: WALLET.xrpl, destination: xrplDest, amount: '60000000' }, { approveFirst: true }));
+  await step('XRPL: mpt_create (a multi-purpose token issued by the wallet)', async () => {
+    const { out } = await execute('mpt_create', { wallet: WALLET.xrpl, destination: v.addressOf[WALLET.xrpl], amount: '0', operation: { op: 'mpt_create', asset_scale: 2, flags: 0x20, maximum_amount: '100000000' } });
+    expectThat(/^[0-9A-F]{48}$/.test(out.mptIssuanceId ?? ''), `mpt_create: outcome carries mptIssuanceId ${out.mptIssuanceId}`);
+  });
+  await step('XRPL: a transfer past the daily velocity cap is denied', async () => {
+    const r = await cp.createIntent({ wallet: WALLET.xrpl, destination: xrplDest, amount: '250000000', memo: 'over the cap' });
+    show('decision', r.decision);
+    expectThat(r.status === 'denied' && r.decision.reasons.some((x) => x.startsWith('daily_velocity_cap')), 'denied by daily_velocity_cap, naming the numbers');
+  });
+  await step('Stellar: transfer 10 XLM', () => execute('stellar transfer', { wallet: WALLET.stellar, destination: stellarAddress, amount: '100000000', asset_decimals: 7 }));
+  await step('Stellar: transfer 200 XLM (above 100 XLM: a one-hour timelock)', async () => {
+    const r = await cp.createIntent({ wallet: WALLET.stellar, destination: stellarAddress, amount: '2000000000', asset_decimals: 7 });
+    show('decision', r.decision);
+    expectThat(r.status === 'timelocked' && r.decision.not_before >= now() + 3500, `timelocked until ${new Date(r.decision.not_before * 1000).toISOString()}`);
+  });
+  await step('EVM: transfer 0.5 ETH from the Safe', () => execute('evm transfer', { wallet: WALLET.evm, destination: evmDest, amount: '500000000000000000', asset_decimals: 18 }));
+  await step('EVM: ERC-20 token transfer (the test token the Safe owns)', () => execute('token transfer', { wallet: WALLET.evm, destination: evmDest, amount: '12345', asset_issuer: v.token, asset_symbol: v.evm.token.symbol, asset_decimals: v.evm.token.decimals }));
+  await step('EVM: contract_call (the Safe mints test tokens)', () => execute('contract_call', { wallet: WALLET.evm, destination: v.token, amount: '0', asset_decimals: 18, operation: { op: 'contract_call', data_hex: mintCall(evmDest, 777n) } }));
+  await step('EVM: an agent-initiated transfer needs a human approver', async () => {
+    const r = await cp.createIntent({ wallet: WALLET.evm, destination: evmDest, amount: '1000', asset_decimals: 18, initiator: 'agent:demo-bot' });
+    show('decision', r.decision);
+    expectThat(r.status === 'pending_approvals' && r.decision.reasons.some((x) => x.startsWith('require_human_approver_for_agent_initiated')), 'pending_approvals: require_human_approver_for_agent_initiated');
+  });
+
+  await step('A signer is stopped: two of three are down, the intent waits for signatures', async () => {
+    const [, b, c] = v.signers;
+    for (const s of [b, c]) {
+      const child = children.find((x) => x.spawnargs.includes(s.trust));
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+    const created = await cp.createIntent({ wallet: WALLET.xrpl, destination: xrplDest, amount: '1000000', memo: 'while signers are down' });
+    const out = await cp.execute(created.intentId);
+    show('outcome', { status: out.status, weight: out.weight, quorum: out.quorum, signers: out.signers?.map((s) => `${s.signer}: ${s.ok ? 'signed' : s.detail}`) });
+    expectThat(out.status === 'awaiting_signatures' && out.weight === 1 && out.quorum === 2, 'awaiting_signatures: weight 1 of quorum 2, each signer outcome recorded');
+    for (const s of [b, c]) {
+      const { line } = await start(`signer ${s.name}`, CLI.signer, ['serve', '--keystore', join(s.home, 'keys'), '--trust', s.trust, '--state-dir', join(s.home, 'state'), '--port', new URL(s.url).port], s.env, (j) => typeof j.listening === 'string');
+      s.url = line.listening;
+    }
+    const again = await cp.execute(created.intentId);
+    show('after restarting them', { status: again.status, txHash: again.txHash });
+    expectThat(again.status === 'confirmed', 'the same intent confirms once the signers are back');
+  });
+
+  await step('A tampered request sent straight to a signer is refused', async () => {
+    const a = v.signers[0];
+    const signer = createSignerClient({ baseUrl: a.url, token: a.env.VAULT_SIGNER_TOKEN });
+    const created = await cp.createIntent({ wallet: WALLET.xrpl, destination: xrplDest, amount: '2000000', memo: 'tamper target' });
+    const stored = await cp.intent(created.intentId);
+    const policy = await cp.policy(WALLET.xrpl);
+    const wallet = (await cp.wallets()).find((w) => w.wallet === WALLET.xrpl);
+    const descriptor = readStateFile(join(v.cpDir, 'state.json')).wallets.find((w) => w.wallet === WALLET.xrpl);
+    const request = {
+      intent: { id: created.intentId, created_at: stored.created_at, request: { ...stored.intent, amount: '900000000' } },
+      wallet: descriptor,
+      policy,
+      policy_digest: wallet.policy_digest,
+      approvals: [],
+      params: { kind: 'xrpl', sequence: 1, base_fee_drops: 12, last_ledger_sequence: 100, network_id: v.xrpl.networkId },
+      protect: { known_destinations: [], burned: [], evm_code: [], token_owner_burned: false, onchain_symbol: null, compliance_cleared: false, attestation_valid: false },
+      expected_payload_digest: '0'.repeat(64),
+      signer_address: a.addresses[CHAIN.xrpl].address,
+    };
+    const out = await signer.sign(request);
+    const reason = out.ok ? 'signed (it must not have)' : out.refusal.refused.reason;
+    show('signer said', out.ok ? reason : `403 ${reason}: ${out.refusal.message}`);
+    expectThat(reason === 'intent_tampered', 'refused with intent_tampered (the amount no longer matches the intent id)');
+  });
+
+  await step('Both receipt chains verify', async () => {
+    const verified = await cp.ledgerVerify();
+    show('control plane', verified);
+    expectThat(verified.verified === true, `control plane chain verifies (${verified.receipts} receipts)`);
+    for (const s of v.signers) {
+      const client = createSignerClient({ baseUrl: s.url, token: s.env.VAULT_SIGNER_TOKEN });
+      const { receipts } = await client.receipts(1000);
+      const r = verifyReceiptChain([...receipts].reverse(), s.receiptPublicKey);
+      expectThat(r.verified === true, `signer ${s.name} chain verifies (${r.receipts} receipts, head ${r.head.slice(0, 16)}…)`);
+    }
+  });
+
+  await step('Every wallet reconciles with its ledger', async () => {
+    for (const w of Object.values(WALLET)) {
+      const r = await cp.reconcile(w);
+      expectThat(r.clean === true, `${w}: clean (${r.checked.length} checks)`);
+    }
+  });
+}
+
+// ------------------------------------------------------------------ main
+
+let exitCode = 0;
+let workDir;
+try {
+  const v = await setUp();
+  workDir = v.dir;
+  say(`
+The local vault is up.
+  control plane   ${v.cpUrl}   (operator passphrase: ${v.operatorPassphrase})
+  signers         ${v.signers.map((s) => s.url).join('  ')}
+  wallets         ${Object.entries(v.addressOf).map(([w, a]) => `${w} ${a}`).join('\n                  ')}
+  approver device ${v.deviceId} (key in memory of this process)
+  files           ${v.dir}
+  processes       ${JSON.stringify({ launcher: process.pid, anvil: v.evm.pid, children: children.map((c) => c.pid) })}
+
+Try:
+  curl -s -X POST ${v.cpUrl}/session/unlock -H 'content-type: application/json' -d '{"passphrase":"${v.operatorPassphrase}"}'
+  then, with "Authorization: Bearer <token>":  GET /wallets, GET /estate, POST /intent, GET /recovery/status, GET /ledger/verify`);
+  if (args.walkthrough) {
+    await walkthrough(v);
+    say(`\nwalkthrough: all ${stepNo} steps behaved as described`);
+  } else {
+    say('\nCtrl-C stops every process.');
+    await new Promise(() => undefined);
+  }
+} catch (e) {
+  exitCode = 1;
+  process.stderr.write(`\nvault: ${e instanceof StepFailed ? `step ${stepNo} did not behave as described: ${e.message}` : (e?.stack ?? e)}\n`);
+} finally {
+  await stopAll();
+  // A passing walkthrough in a directory of its own leaves nothing behind; a failed one keeps its
+  // files (keystores, journals, state) for a look.
+  if (!args.dir && exitCode === 0 && args.walkthrough && workDir) rmSync(workDir, { recursive: true, force: true });
+  else if (workDir) say(`files kept in ${workDir}`);
+}
+process.exit(exitCode);
