@@ -359,24 +359,53 @@ async function walkthrough(v) {
     expectThat(r.status === 'pending_approvals' && r.decision.reasons.some((x) => x.startsWith('require_human_approver_for_agent_initiated')), 'pending_approvals: require_human_approver_for_agent_initiated');
   });
 
+  const killSigner = async (s, signal) => {
+    const child = children.find((x) => x.spawnargs.includes(s.trust) && x.exitCode === null && x.signalCode === null);
+    if (!child) return;
+    const gone = new Promise((r) => child.once('exit', r));
+    child.kill(signal);
+    await gone;
+  };
+  const restartSigner = async (s) => {
+    const { line } = await start(`signer ${s.name}`, CLI.signer, ['serve', '--keystore', join(s.home, 'keys'), '--trust', s.trust, '--state-dir', join(s.home, 'state'), '--port', new URL(s.url).port], s.env, (j) => typeof j.listening === 'string');
+    s.url = line.listening;
+  };
+
   await step('A signer is stopped: two of three are down, the intent waits for signatures', async () => {
     const [, b, c] = v.signers;
-    for (const s of [b, c]) {
-      const child = children.find((x) => x.spawnargs.includes(s.trust));
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
-    }
+    for (const s of [b, c]) await killSigner(s, 'SIGTERM');
     const created = await cp.createIntent({ wallet: WALLET.xrpl, destination: xrplDest, amount: '1000000', memo: 'while signers are down' });
     const out = await cp.execute(created.intentId);
     show('outcome', { status: out.status, weight: out.weight, quorum: out.quorum, signers: out.signers?.map((s) => `${s.signer}: ${s.ok ? 'signed' : s.detail}`) });
     expectThat(out.status === 'awaiting_signatures' && out.weight === 1 && out.quorum === 2, 'awaiting_signatures: weight 1 of quorum 2, each signer outcome recorded');
-    for (const s of [b, c]) {
-      const { line } = await start(`signer ${s.name}`, CLI.signer, ['serve', '--keystore', join(s.home, 'keys'), '--trust', s.trust, '--state-dir', join(s.home, 'state'), '--port', new URL(s.url).port], s.env, (j) => typeof j.listening === 'string');
-      s.url = line.listening;
-    }
+    for (const s of [b, c]) await restartSigner(s);
     const again = await cp.execute(created.intentId);
     show('after restarting them', { status: again.status, txHash: again.txHash });
     expectThat(again.status === 'confirmed', 'the same intent confirms once the signers are back');
+  });
+
+  await step('A signer is killed mid-execute (SIGKILL), restarted, and the intent finishes with exactly one ledger transaction', async () => {
+    const [, b, c] = v.signers;
+    const wallet = v.addressOf[WALLET.xrpl];
+    const sequenceBefore = v.xrpl.ledger.account(wallet).sequence;
+    const txsBefore = v.xrpl.ledger.txsOf(wallet).length;
+    const memo = `kill test ${Date.now()}`;
+    const created = await cp.createIntent({ wallet: WALLET.xrpl, destination: xrplDest, amount: '3000000', memo });
+    // C is down from the start, so the intent needs B; B is killed while the execute is in flight.
+    await killSigner(c, 'SIGKILL');
+    const inFlight = cp.execute(created.intentId);
+    await new Promise((r) => setTimeout(r, 25));
+    await killSigner(b, 'SIGKILL');
+    const first = await inFlight;
+    show('execute while B died', { status: first.status, weight: first.weight, signers: first.signers?.map((x) => `${x.signer}: ${x.ok ? 'signed' : x.detail}`) });
+    expectThat(first.status === 'awaiting_signatures' || first.status === 'confirmed', `first execute ended ${first.status} (no 500, nothing half-done)`);
+    await restartSigner(b);
+    await restartSigner(c);
+    const done = await cp.execute(created.intentId);
+    show('after the restart', { status: done.status, txHash: done.txHash });
+    expectThat(done.status === 'confirmed', 'the intent is confirmed after the restart');
+    const sent = v.xrpl.ledger.txsOf(wallet).slice(txsBefore).filter((t) => t.tx.TransactionType === 'Payment' && t.tx.Destination === xrplDest && t.tx.Amount === '3000000');
+    expectThat(sent.length === 1 && v.xrpl.ledger.account(wallet).sequence === sequenceBefore + 1, `exactly one ledger transaction for the intent (${sent[0]?.hash}), wallet sequence +1`);
   });
 
   await step('A tampered request sent straight to a signer is refused', async () => {

@@ -35,7 +35,7 @@ describe('examples/local-vault', () => {
     if (code !== 0) console.error(out.stdout, out.stderr);
     expect(code).toBe(0);
     expect(out.stdout).toMatch(/walkthrough: all \d+ steps behaved as described/);
-    for (const what of ['confirmed on the ledger', 'mptIssuanceId', 'awaiting_signatures', 'intent_tampered', 'chain verifies', 'clean']) expect(out.stdout).toContain(what);
+    for (const what of ['confirmed on the ledger', 'mptIssuanceId', 'awaiting_signatures', 'exactly one ledger transaction for the intent', 'intent_tampered', 'chain verifies', 'clean']) expect(out.stdout).toContain(what);
   }, 300_000);
 
   it('Ctrl-C stops every process it started', async () => {
