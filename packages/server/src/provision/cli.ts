@@ -16,7 +16,7 @@ const USAGE = `usage:
 FILE (JSON): { "state_dir"?: DIR, "trust_files"?: [FILE…], "drivers"?: [{ "module", "options" }],
                "wallets": [{ "wallet", "chain", "members": [{ "address", "weight", "curve", "label"? }],
                              "quorum", "funding": { "kind": "faucet", "url" } | { "kind": "key_env", "env" },
-                             "fund_amount"?, "policy_digest"? }] }
+                             "fund_amount"?, "policy"?: PolicySet, "policy_digest"? }] }
 Relative paths are relative to FILE. Stop the control plane first, or POST /admin/reload after.`;
 
 async function main(argv: string[]): Promise<number> {
