@@ -57,6 +57,8 @@ const PLUGIN = {
 const CHAIN = { xrpl: 'xrpl:local', stellar: 'stellar:local', evm: 'eip155:31337' };
 const WALLET = { xrpl: 'ops-xrpl', stellar: 'ops-stellar', evm: 'ops-evm' };
 const EXECUTOR_ENV = 'VAULT_EVM_EXECUTOR_KEY';
+/** Stellar transfers above 100 XLM wait this long (short, so the walkthrough can show one released). */
+const TIMELOCK_SECONDS = 5;
 
 const { values: args } = parseArgs({
   options: {
@@ -225,7 +227,7 @@ async function setUp() {
           version: 1,
           rules: [
             { rule: 'hard_ceiling', max: '100000000000' },
-            { rule: 'timelock_above', above: '1000000000', seconds: 3600 },
+            { rule: 'timelock_above', above: '1000000000', seconds: TIMELOCK_SECONDS },
           ],
         },
       },
@@ -345,10 +347,23 @@ async function walkthrough(v) {
     expectThat(r.status === 'denied' && r.decision.reasons.some((x) => x.startsWith('daily_velocity_cap')), 'denied by daily_velocity_cap, naming the numbers');
   });
   await step('Stellar: transfer 10 XLM', () => execute('stellar transfer', { wallet: WALLET.stellar, destination: stellarAddress, amount: '100000000', asset_decimals: 7 }));
-  await step('Stellar: transfer 200 XLM (above 100 XLM: a one-hour timelock)', async () => {
+  await step(`Stellar: transfer 200 XLM (above 100 XLM: a ${TIMELOCK_SECONDS}-second timelock, then released)`, async () => {
     const r = await cp.createIntent({ wallet: WALLET.stellar, destination: stellarAddress, amount: '2000000000', asset_decimals: 7 });
     show('decision', r.decision);
-    expectThat(r.status === 'timelocked' && r.decision.not_before >= now() + 3500, `timelocked until ${new Date(r.decision.not_before * 1000).toISOString()}`);
+    expectThat(r.status === 'timelocked' && r.decision.not_before >= now() + TIMELOCK_SECONDS - 1, `timelocked until ${new Date(r.decision.not_before * 1000).toISOString()}`);
+    let early;
+    try {
+      await cp.execute(r.intentId);
+    } catch (e) {
+      early = e;
+    }
+    expectThat(early?.data?.reason === 'timelocked', 'an execute before then is refused: timelocked');
+    // The signers saw the intent when it was created (the control plane shows it to them), so their
+    // own timelocks end with the control plane's, not a full timelock after the first execute.
+    await new Promise((res) => setTimeout(res, (r.decision.not_before - now() + 2) * 1000));
+    const out = await cp.execute(r.intentId);
+    show('outcome', { status: out.status, txHash: out.txHash });
+    expectThat(out.status === 'confirmed', 'after the timelock: executed and confirmed');
   });
   await step('EVM: transfer 0.5 ETH from the Safe', () => execute('evm transfer', { wallet: WALLET.evm, destination: evmDest, amount: '500000000000000000', asset_decimals: 18 }));
   await step('EVM: ERC-20 token transfer (the test token the Safe owns)', () => execute('token transfer', { wallet: WALLET.evm, destination: evmDest, amount: '12345', asset_issuer: v.token, asset_symbol: v.evm.token.symbol, asset_decimals: v.evm.token.decimals }));

@@ -241,6 +241,8 @@ export class ControlPlane {
   readonly #locks = new KeyedLock();
   /** State policy object -> its prepared (validated, frozen) form. */
   readonly #preparedPolicies = new WeakMap<PolicySet, Readonly<PolicySet>>();
+  /** Announcements to signers in flight (awaited on close). */
+  readonly #announcing = new Set<Promise<void>>();
   readonly #pairing = new Map<string, PairingCode>();
   readonly unlockLimiter: RateLimiter;
   readonly claimLimiter: RateLimiter;
@@ -549,6 +551,7 @@ export class ControlPlane {
       };
       await this.#commit(null, record, receipt, { isNew: true });
       if (record.n % 4096 === 0) this.#pruneHistory(now);
+      if (decision.not_before > now && (status === 'timelocked' || status === 'pending_approvals')) this.#announce(record);
       return record;
     })();
     this.#creating.set(id, work);
@@ -830,6 +833,43 @@ export class ControlPlane {
     const submitted: IntentRecord = { ...record, status: 'submitted', submission, updated_at: this.now() };
     await this.#commit(record, submitted, this.#receipt('intent.submitting', { intentId: id, txHash: assembled.txHash, digest: built.digest }, id));
     return this.#submitAndConfirm(submitted, wallet, driver, true);
+  }
+
+  /**
+   * Shows a newly created intent that a timelock holds back to its wallet's signers at once. Each
+   * signer counts a timelock from when it first saw the intent (a control plane cannot backdate
+   * created_at), so without this the signers' clocks would start only at execute, and an intent
+   * executed at its not_before would be refused for a second full timelock. The probe is a
+   * SignRequest with an expected digest no payload can have: a signer records first sight, then
+   * refuses (its own evaluation holds the intent back; and were it ever to allow, the digest check
+   * would refuse) — it can never produce a signature. Best effort, off the request path: a signer
+   * that is down now starts its clock when it first sees the intent.
+   */
+  #announce(record: IntentRecord): void {
+    const work = (async () => {
+      const wallet = this.wallet(record.intent.wallet);
+      const driver = this.driverFor(wallet);
+      const params = await driver.fetchParams(wallet);
+      const protect = await this.#protectInputs(record, wallet, driver);
+      const policy = this.policy(wallet.wallet);
+      const base: Omit<SignRequest, 'signer_address'> = {
+        intent: { id: record.intentId, created_at: record.created_at, request: record.intent as IntentRequest },
+        wallet,
+        policy,
+        policy_digest: policyDigest(policy),
+        approvals: [],
+        params,
+        protect,
+        expected_payload_digest: '0'.repeat(64),
+      };
+      const { members } = walletMembers(wallet);
+      const results = await Promise.all(members.map((m) => this.#askSigner(m.address, m.label, { ...base, signer_address: m.address })));
+      this.log({ event: 'announced', intentId: record.intentId, signers: results.map((r) => (r.contribution ? 'signed' : (r.refusal?.reason ?? 'unreachable'))) });
+    })().catch((e: unknown) => {
+      this.log({ event: 'announce_failed', intentId: record.intentId, error: e instanceof VaultError ? e.shortMessage : 'fault' });
+    });
+    this.#announcing.add(work);
+    void work.finally(() => this.#announcing.delete(work));
   }
 
   async #askSigner(address: string, label: string, request: SignRequest): Promise<{ outcome: SignerOutcome; contribution?: Contribution; refusal?: { reason: string; message: string } }> {
@@ -1135,6 +1175,7 @@ export class ControlPlane {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    await Promise.allSettled([...this.#announcing]);
     await this.store.close();
     this.#release();
   }
