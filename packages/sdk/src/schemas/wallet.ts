@@ -76,6 +76,15 @@ const StellarParams = z.strictObject({
   ]),
   base_fee_stroops: z.int().min(100, 'base_fee_stroops must be at least 100').max(100_000_000),
   max_time: z.int().min(1),
+  /**
+   * The account's low / medium / high thresholds as the ledger holds them (Stellar only): an
+   * operation needs the weight of its threshold class, which may differ from the descriptor's
+   * quorum. Optional; without it every class is taken to be the descriptor's quorum. Only decides
+   * when the control plane stops collecting signatures; the ledger enforces the real thresholds.
+   */
+  thresholds: z
+    .strictObject({ low: z.int().min(0).max(255), med: z.int().min(0).max(255), high: z.int().min(0).max(255) })
+    .optional(),
 });
 const EvmSafeParams = z.strictObject({
   kind: z.literal('evm_safe'),
