@@ -22,6 +22,7 @@ import {
   fromHex,
   canonicalize,
   normalizeIntent,
+  ChainParamsSchema,
   parseWith,
   policyDigest,
   runGuards,
@@ -216,7 +217,7 @@ function checkStateAgainstDrivers(state: StateFile, registry: DriverRegistry<Cha
 
 /** Stored intent as GET /intent/{id} shows it (internal bookkeeping left out). */
 export function publicIntent(r: IntentRecord): Record<string, unknown> {
-  const { n: _n, submission, ...rest } = r;
+  const { n: _n, submission, attempt: _attempt, ...rest } = r;
   const out: Record<string, unknown> = { ...rest };
   if (submission) out['submitted'] = { txHash: submission.txHash, submitted_at: submission.submitted_at, summary: submission.built.summary };
   return out;
@@ -748,10 +749,17 @@ export class ControlPlane {
     }
 
     const driver = this.driverFor(wallet);
-    // 1. chain parameters
+    // 1. chain parameters: those of an earlier attempt that stopped short of quorum while its
+    // payload can still land (signers that signed it refuse any other payload until it is dead),
+    // else fresh ones.
     let params;
     try {
-      params = await driver.fetchParams(wallet);
+      const prior = record.attempt;
+      if (prior && typeof driver.payloadFate === 'function' && (await driver.payloadFate(wallet.chain, prior.built)).fate === 'live') {
+        params = parseWith(ChainParamsSchema, prior.params, 'attempt.params');
+      } else {
+        params = await driver.fetchParams(wallet);
+      }
     } catch (e) {
       throw this.#stageFault('params', e);
     }
@@ -812,7 +820,8 @@ export class ControlPlane {
         signers,
         findings: report.findings,
       });
-      const next: IntentRecord = { ...record, execution: outcome, updated_at: this.now() };
+      const attempt = { params, built: { payload: built.payload, digest: built.digest, summary: built.summary } };
+      const next: IntentRecord = { ...record, execution: outcome, attempt, updated_at: this.now() };
       const receipt = this.#receipt('intent.awaiting_signatures', { intentId: id, weight: assembled.weight, quorum: assembled.quorum, signers }, id);
       await this.#commit(record, next, receipt);
       return { ...outcome, receiptHead: receipt.hash };
@@ -830,7 +839,7 @@ export class ControlPlane {
       weight: assembled.weight,
       quorum: assembled.quorum,
     };
-    const submitted: IntentRecord = { ...record, status: 'submitted', submission, updated_at: this.now() };
+    const submitted: IntentRecord = { ...record, status: 'submitted', submission, attempt: null, updated_at: this.now() };
     await this.#commit(record, submitted, this.#receipt('intent.submitting', { intentId: id, txHash: assembled.txHash, digest: built.digest }, id));
     return this.#submitAndConfirm(submitted, wallet, driver, true);
   }

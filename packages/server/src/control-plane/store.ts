@@ -51,6 +51,12 @@ export interface IntentRecord {
   receipt_head: string;
   rejectedBy?: string;
   submission?: Submission | null;
+  /**
+   * The chain parameters and payload of an execution that stopped short of quorum. Signers that
+   * signed it will not sign another payload for the intent while it can still land, so the next
+   * execute reuses it as long as the ledger says it is live.
+   */
+  attempt?: { params: unknown; built: { payload: unknown; digest: string; summary: string } } | null;
   /** Number of failed execution attempts (a failed intent may be retried). */
   attempts?: number;
 }

@@ -220,7 +220,7 @@ async function check(req: SignRequest, deps: SignerDeps, now: number, events: St
     now,
     created_at: createdAt,
     intentId: id,
-    history: state.history(normalized.wallet, lookback === null ? 0 : now - lookback),
+    history: lookback === 0 ? [] : state.history(normalized.wallet, lookback === null ? 0 : now - lookback, id),
     approvals: verified.valid,
     compliance_cleared: req.protect.compliance_cleared,
     attestation_valid: req.protect.attestation_valid,

@@ -72,30 +72,36 @@ describe('SignerState', () => {
     expect(() => t.commit({ at: 1, kind: 'k', body: 1 })).toThrow(/closed/);
   });
 
-  it('history(wallet, since) is the signed entries at or after since, oldest first, also after a replay', () => {
+  it('history(wallet, since, exclude): per-second aggregates of the signed intents at or after since, without the excluded one, also after a replay', () => {
     const s = SignerState.open(dir, KEY);
-    const sign = (n: number, at: number) => {
+    const sign = (n: number, at: number, amount: string) => {
       const intentId = `int_${n.toString(16).padStart(64, '0')}`;
       const contribution = { signer_address: 'mem1x', public_key: { curve: 'ed25519' as const, hex: 'aa'.repeat(32) }, signature: { encoding: 'ed25519' as const, hex: 'bb'.repeat(64) } };
-      const history = { intentId, created_at: at, amount: String(n), status: 'allowed' as const, initiator: 'operator', op: 'transfer' as const };
+      const history = { intentId, created_at: at, amount, status: 'allowed' as const, initiator: 'operator', op: 'transfer' as const };
       s.commit({ at, kind: 'sign.signed', intentId, body: {} }, [
         { t: 'signed', intentId, wallet: 'w', chain: 'memory:devnet', at, digest: 'd'.repeat(64), payload: {}, summary: 's', signer_address: 'mem1x', contribution, history },
       ]);
+      return intentId;
     };
-    // A clock step back (30 after 40) still lands in order.
-    sign(1, 10);
-    sign(2, 40);
-    sign(3, 30);
-    sign(4, 50);
-    const view = (st: SignerState, since?: number) => st.history('w', since).map((e) => e.created_at);
-    expect(view(s)).toEqual([10, 30, 40, 50]);
-    expect(view(s, 30)).toEqual([30, 40, 50]);
-    expect(view(s, 31)).toEqual([40, 50]);
-    expect(view(s, 51)).toEqual([]);
+    sign(1, 10, '1');
+    const twice = sign(2, 40, '2');
+    sign(3, 30, '4'); // a clock step back still counts
+    sign(4, 40, '8'); // same second as #2: one bucket of 10
+    sign(2, 40, '2'); // #2 signed again (another signer address or a repeat): counted once
+    const view = (st: SignerState, since?: number, exclude?: string) =>
+      st
+        .history('w', since, exclude)
+        .map((e) => `${e.created_at}:${e.amount}`)
+        .sort();
+    expect(view(s)).toEqual(['10:1', '30:4', '40:10']);
+    expect(view(s, 30)).toEqual(['30:4', '40:10']);
+    expect(view(s, 31)).toEqual(['40:10']);
+    expect(view(s, 31, twice)).toEqual(['40:8']);
+    expect(view(s, 41)).toEqual([]);
     expect(s.history('other', 0)).toEqual([]);
     s.close();
     const again = SignerState.open(dir, KEY);
-    expect(view(again, 30)).toEqual([30, 40, 50]);
+    expect(view(again, 30)).toEqual(['30:4', '40:10']);
     again.close();
   });
 });

@@ -19,6 +19,7 @@ import {
 } from '@vault/sdk';
 import { closeSync, existsSync, fdatasync, fdatasyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, unlinkSync, writeFileSync, writeSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
+import { HistoryBuckets } from '../history-buckets.js';
 import { z } from 'zod';
 
 const HistoryEntrySchema = z.strictObject({
@@ -73,10 +74,10 @@ export class SignerState {
   readonly #lockPath: string;
   readonly #seen = new Map<string, number>();
   readonly #signed = new Map<string, SignedPayload[]>();
-  /** wallet -> intentId -> entry */
+  /** wallet -> intentId -> entry (each signed intent counts once, at its first signature) */
   readonly #history = new Map<string, Map<string, HistoryEntry>>();
-  /** wallet -> the same entries sorted by created_at (for a bounded look back). */
-  readonly #timeline = new Map<string, HistoryEntry[]>();
+  /** wallet -> the same entries aggregated per second (what caps and budgets read). */
+  readonly #buckets = new Map<string, HistoryBuckets>();
   #closed = false;
   /** Lines written / lines known to be on disk (group commit: one fdatasync covers every line before it). */
   #written = 0;
@@ -159,9 +160,9 @@ export class SignerState {
         if (!byWallet.has(e.intentId)) {
           const entry = e.history as HistoryEntry;
           byWallet.set(e.intentId, entry);
-          const line = this.#timeline.get(e.wallet) ?? [];
-          line.splice(firstAtOrAfter(line, entry.created_at + 1), 0, entry);
-          this.#timeline.set(e.wallet, line);
+          const buckets = this.#buckets.get(e.wallet) ?? new HistoryBuckets();
+          buckets.add(entry);
+          this.#buckets.set(e.wallet, buckets);
         }
         this.#history.set(e.wallet, byWallet);
         break;
@@ -242,11 +243,12 @@ export class SignerState {
 
   /**
    * What this signer has signed for a wallet, as policy history (velocity caps, agent budgets):
-   * the entries created at or after `since` (the SDK's policyLookback bounds it), oldest first.
+   * per-second aggregates of the intents signed at or after `since` (the SDK's policyLookback
+   * bounds it), without the intent `exclude` itself (it is being signed again).
    */
-  history(wallet: string, since = 0): HistoryEntry[] {
-    const line = this.#timeline.get(wallet) ?? [];
-    return line.slice(firstAtOrAfter(line, since));
+  history(wallet: string, since = 0, exclude?: string): HistoryEntry[] {
+    const excluded = exclude === undefined ? undefined : this.#history.get(wallet)?.get(exclude);
+    return this.#buckets.get(wallet)?.entries(since, excluded) ?? [];
   }
 
   get head(): string {
@@ -325,14 +327,3 @@ function releaseLock(path: string): void {
   }
 }
 
-/** Index of the first entry with created_at >= t in a list sorted by created_at. */
-function firstAtOrAfter(line: readonly HistoryEntry[], t: number): number {
-  let lo = 0;
-  let hi = line.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((line[mid] as HistoryEntry).created_at < t) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}

@@ -386,6 +386,30 @@ describe('control plane + real signer processes', () => {
     expect(await rpc<string>('balance', dest)).toBe('0');
   }, 30_000);
 
+  it('short of quorum with two signers down, the ledger moves on, they come back: the next execute reuses the payload the first signer signed, and one transaction lands', async () => {
+    const [, b, c] = signers as [RealSigner, RealSigner, RealSigner];
+    const dest = freshAddress();
+    const id = await approvedIntent('ops', dest, '1100000');
+    for (const s of [b, c]) await stop(s.child as ChildProcess);
+    const first = await cp.execute(id);
+    expect(first).toMatchObject({ status: 'awaiting_signatures', weight: 1, quorum: 2 });
+    expect(byName(first, 'A')).toMatchObject({ ok: true });
+    // Fresh chain parameters would now give another payload, which A must refuse while its first
+    // one can still land; the control plane reuses the first.
+    await rpc('close', 3);
+    for (const s of [b, c]) {
+      const { child, line } = await start([SIGNER_CLI, 'serve', '--keystore', s.keystore, '--trust', s.trustPath, '--state-dir', s.stateDir, '--port', new URL(s.url as string).port, '--kdf-log2', '10'], SIGNER_ENV, (l) => l.includes('"listening"'));
+      s.child = child;
+      s.pid = line['pid'];
+    }
+    const done = await cp.execute(id);
+    expect(done.status).toBe('confirmed');
+    expect(byName(done, 'A')).toMatchObject({ ok: true });
+    const sent = (await rpc<{ payload: { destination: string } }[]>('txs')).filter((t) => t.payload.destination === dest);
+    expect(sent).toHaveLength(1);
+    expect(await rpc<string>('balance', dest)).toBe('1100000');
+  }, 60_000);
+
   it("/ledger/verify verifies the control plane's chain; each signer's /receipts is a verifying chain of its signatures and refusals", async () => {
     const verify = await cp.ledgerVerify();
     expect(verify.verified).toBe(true);
@@ -396,10 +420,12 @@ describe('control plane + real signer processes', () => {
 
     // A signed ops, ops-mixed and ops-short, and re-signed the identical ops-short payload on the
     // second execute; B refused ops-short twice; C refused ops-mixed once and ops-short twice.
+    // Then the short-of-quorum intent: A signed it and, on the next execute, re-signed the same
+    // payload; B and C (back up) signed it once.
     const expected: Record<string, Record<string, number>> = {
-      A: { 'sign.signed': 3, 'sign.repeated': 1, 'sign.refused': 0 },
-      B: { 'sign.signed': 2, 'sign.repeated': 0, 'sign.refused': 2 },
-      C: { 'sign.signed': 1, 'sign.repeated': 0, 'sign.refused': 3 },
+      A: { 'sign.signed': 4, 'sign.repeated': 2, 'sign.refused': 0 },
+      B: { 'sign.signed': 3, 'sign.repeated': 0, 'sign.refused': 2 },
+      C: { 'sign.signed': 2, 'sign.repeated': 0, 'sign.refused': 3 },
     };
     for (const s of signers) {
       const r = (await signerClient(s).receipts(1000)) as { receipt_head: string; total: number; receipt_public_key: string; receipts: { kind: string; intentId?: string }[] };
