@@ -146,7 +146,7 @@ async function setUp() {
   say(`vault: working directory ${dir}`);
 
   // 1. Devnets (in this process; anvil is its own process).
-  const xrpl = await startXrplDevnet({ port: 0, networkId: 21337, closeIntervalMs: 500 });
+  const xrpl = await startXrplDevnet({ port: 0, networkId: 21337, closeIntervalMs: 1000 });
   closers.push(() => xrpl.close());
   const stellar = await startStellarDevnet({ port: 0 });
   closers.push(() => stellar.close());
@@ -374,6 +374,21 @@ async function walkthrough(v) {
     expectThat(r.status === 'pending_approvals' && r.decision.reasons.some((x) => x.startsWith('require_human_approver_for_agent_initiated')), 'pending_approvals: require_human_approver_for_agent_initiated');
   });
 
+  /**
+   * Executes an intent whose earlier attempt stopped short of quorum. The control plane reuses that
+   * attempt's payload while the ledger says it can still land (the signer that signed it refuses any
+   * other); if it expires at the ledger just before submission (XRPL LastLedgerSequence), the intent
+   * is `failed` and one more execute builds it afresh — said, not hidden.
+   */
+  const executeAgain = async (id) => {
+    try {
+      return await cp.execute(id);
+    } catch (e) {
+      if (e?.data?.stage !== 'submit') throw e;
+      show('the reused payload expired at the ledger', e.message);
+      return cp.execute(id);
+    }
+  };
   const killSigner = async (s, signal) => {
     const child = children.find((x) => x.spawnargs.includes(s.trust) && x.exitCode === null && x.signalCode === null);
     if (!child) return;
@@ -394,7 +409,7 @@ async function walkthrough(v) {
     show('outcome', { status: out.status, weight: out.weight, quorum: out.quorum, signers: out.signers?.map((s) => `${s.signer}: ${s.ok ? 'signed' : s.detail}`) });
     expectThat(out.status === 'awaiting_signatures' && out.weight === 1 && out.quorum === 2, 'awaiting_signatures: weight 1 of quorum 2, each signer outcome recorded');
     for (const s of [b, c]) await restartSigner(s);
-    const again = await cp.execute(created.intentId);
+    const again = await executeAgain(created.intentId);
     show('after restarting them', { status: again.status, txHash: again.txHash });
     expectThat(again.status === 'confirmed', 'the same intent confirms once the signers are back');
   });
@@ -416,7 +431,7 @@ async function walkthrough(v) {
     expectThat(first.status === 'awaiting_signatures' || first.status === 'confirmed', `first execute ended ${first.status} (no 500, nothing half-done)`);
     await restartSigner(b);
     await restartSigner(c);
-    const done = await cp.execute(created.intentId);
+    const done = await executeAgain(created.intentId);
     show('after the restart', { status: done.status, txHash: done.txHash });
     expectThat(done.status === 'confirmed', 'the intent is confirmed after the restart');
     const sent = v.xrpl.ledger.txsOf(wallet).slice(txsBefore).filter((t) => t.tx.TransactionType === 'Payment' && t.tx.Destination === xrplDest && t.tx.Amount === '3000000');

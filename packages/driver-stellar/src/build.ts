@@ -24,10 +24,32 @@ export const OPERATION_THRESHOLDS = {
   issue: 'medium', // payment from the issuer
   authorize_holder: 'low', // setTrustLineFlags
   clawback: 'medium', // clawback
-  account_flags: 'medium', // setOptions touching only flags (signers, weights, thresholds would be high)
+  // setOptions touching only flags: stellar-core's SetOptionsOpFrame::getThresholdLevel is HIGH only
+  // when it changes the master weight, a threshold or a signer, MEDIUM otherwise.
+  account_flags: 'medium',
 } as const satisfies Record<string, ThresholdClass>;
 export type StellarOperationKind = keyof typeof OPERATION_THRESHOLDS;
 export const STELLAR_OPERATIONS = Object.keys(OPERATION_THRESHOLDS) as StellarOperationKind[];
+
+/** An account's low / medium / high thresholds, as Horizon names them (0..255 each). */
+export interface AccountThresholds {
+  low: number;
+  med: number;
+  high: number;
+}
+
+/**
+ * The signature weight a transaction whose operations (all sourced at the wallet) fall in
+ * `classes` needs, as stellar-core decides it: the envelope needs the source account's low
+ * threshold, and each operation the threshold of its class on its source account; the same
+ * signatures count for every check. A threshold of 0 still needs one valid signature
+ * (SignatureChecker only says yes once a signer matched), hence at least 1.
+ */
+export function neededWeight(classes: readonly ThresholdClass[], thresholds: AccountThresholds): number {
+  let needed = Math.max(1, thresholds.low);
+  for (const c of classes) needed = Math.max(needed, c === 'low' ? thresholds.low : c === 'medium' ? thresholds.med : thresholds.high);
+  return needed;
+}
 
 const CODE_RE = /^[A-Za-z0-9]{1,12}$/;
 
@@ -44,6 +66,11 @@ export interface BuildArgs {
   sequence: bigint;
   baseFee: number;
   maxTime: number;
+  /**
+   * The weight each threshold class needs: the account's thresholds as the ledger holds them, or
+   * (params without thresholds) the descriptor's quorum for every class.
+   */
+  thresholds: AccountThresholds;
 }
 
 /** The asset an intent names: null for native XLM, else a credit asset (CODE:ISSUER). */
@@ -195,6 +222,7 @@ export function buildTransaction(args: BuildArgs): { payload: StellarPayload; di
   });
   const tx = builder.addOperation(op).build();
   const threshold: ThresholdClass = OPERATION_THRESHOLDS[kind as StellarOperationKind];
+  const needed = neededWeight([threshold], args.thresholds);
   const payload: StellarPayload = {
     format: STELLAR_TX_FORMAT,
     chain: args.chain,
@@ -203,12 +231,19 @@ export function buildTransaction(args: BuildArgs): { payload: StellarPayload; di
     sequence: tx.sequence,
     op: kind,
     threshold,
+    // Payload metadata, outside tx_xdr, so the digest (the transaction hash) does not cover it.
+    // That is safe: it only tells the control plane when to stop collecting signatures (and how
+    // many to attach); the ledger enforces the account's real thresholds whatever it says. A wrong
+    // number makes assemble stop too early (the ledger then refuses with op_bad_auth / tx_bad_auth)
+    // or wait for more weight than needed (attaching an unneeded signature is tx_bad_auth_extra); it
+    // never makes the ledger accept what the account's own thresholds do not.
+    needed_weight: needed,
     tx_xdr: tx.toEnvelope().toXDR('base64'),
   };
   const memoText = intent.memo !== undefined ? `, memo ${JSON.stringify(intent.memo)}` : '';
   return {
     payload,
     digest: hex(tx.hash()),
-    summary: `${what}, fee ${args.baseFee} stroops, seq ${tx.sequence}, valid until ${args.maxTime}, ${threshold} threshold${memoText}`,
+    summary: `${what}, fee ${args.baseFee} stroops, seq ${tx.sequence}, valid until ${args.maxTime}, ${threshold} threshold (weight ${needed})${memoText}`,
   };
 }

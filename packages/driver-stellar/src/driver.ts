@@ -188,6 +188,9 @@ export function createStellarDriver(options: StellarDriverOptions): StellarDrive
         sequence: (account.sequence + 1n).toString(),
         base_fee_stroops: baseFeeOf(fees.body),
         max_time: now() + (s.config.txTimeoutSeconds ?? 300),
+        // What each threshold class needs on this account: buildPayload records the weight the
+        // transaction needs, and assemble stops collecting there.
+        thresholds: { low: account.thresholds.low, med: account.thresholds.med, high: account.thresholds.high },
       };
     },
 
@@ -218,6 +221,9 @@ export function createStellarDriver(options: StellarDriverOptions): StellarDrive
         sequence: BigInt(params.sequence),
         baseFee: params.base_fee_stroops,
         maxTime: params.max_time,
+        // Without the ledger's thresholds (params from before they were carried), every class is
+        // taken to need the descriptor's quorum.
+        thresholds: params.thresholds ?? { low: s.control.quorum, med: s.control.quorum, high: s.control.quorum },
       });
       return { payload: built.payload, digest: built.digest, summary: built.summary };
     },
@@ -254,9 +260,9 @@ export function createStellarDriver(options: StellarDriverOptions): StellarDrive
           signature: Buffer.from(c.signature.hex, 'hex'),
         });
       }
-      // The vault's quorum is the weight the wallet's low and medium thresholds demand (fetchParams
-      // refuses accounts where they differ), so it is what every class this driver builds needs.
-      const required = s.control.quorum;
+      // The weight this transaction needs, recorded at build time from the account's thresholds and
+      // the class of its operation (build.ts neededWeight); payloads without it: the quorum.
+      const required = payload.needed_weight ?? s.control.quorum;
       // stellar-core walks the signatures in envelope order and stops at the threshold; any signature
       // it did not need fails the whole transaction as tx_bad_auth_extra. So: heaviest first, stop
       // as soon as the threshold is reached, and never attach more.
@@ -392,6 +398,7 @@ export function createStellarDriver(options: StellarDriverOptions): StellarDrive
       return {
         address: account.id,
         members: account.signers.filter((x) => x.weight > 0).map((x) => ({ address: x.key, weight: x.weight })),
+        // The descriptor's quorum is the medium threshold (payments); all three are in extra.
         quorum: account.thresholds.med,
         masterKeyEnabled: account.masterWeight > 0,
         extra: {
@@ -430,7 +437,13 @@ function recorded(txHash: string, body: unknown): ConfirmResult {
   return { status: 'failed', txHash, code: codes ? primaryCode(codes) : 'tx_failed', message: `included in ledger ${ledger ?? '?'} but failed: ${describe(codes)}`, dead: true };
 }
 
-/** Why the ledger's control differs from the descriptor, or null when they agree. */
+/**
+ * Why the ledger's control differs from the descriptor, or null when they agree. The descriptor's
+ * quorum means the account's MEDIUM threshold, the weight a payment needs; the low and high
+ * thresholds may differ from it (each transaction records the weight its operation's class needs,
+ * see build.ts `neededWeight`), except that low may not exceed medium: every transaction also needs
+ * the low threshold, so payments would then need more than the quorum.
+ */
 export function controlMismatch(account: AccountFacts, wallet: WalletDescriptor): string | null {
   if (wallet.control.kind !== 'native_multisig') return 'not a native_multisig wallet';
   const { signers, quorum } = wallet.control;
@@ -444,9 +457,8 @@ export function controlMismatch(account: AccountFacts, wallet: WalletDescriptor)
   }
   for (const m of signers) if (!onLedger.some((x) => x.key === m.address)) return `${m.address} is in the descriptor but not a signer on the ledger`;
   const t = account.thresholds;
-  if (t.med !== quorum || t.low !== quorum) {
-    return `thresholds low ${t.low} / medium ${t.med} must both equal the quorum ${quorum} (so every operation class needs exactly the quorum)`;
-  }
+  if (t.med !== quorum) return `the medium threshold ${t.med} (what a payment needs) is not the quorum ${quorum}`;
+  if (t.low > t.med) return `the low threshold ${t.low} is above the medium threshold ${t.med}: every transaction needs the low threshold, so payments would need more than the quorum ${quorum}`;
   return null;
 }
 

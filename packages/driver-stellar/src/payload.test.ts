@@ -31,6 +31,8 @@ describe('payload', () => {
     expect(() => parsePayload({ ...p, chain: '' })).toThrow(/chain/);
     expect(() => parsePayload({ ...p, sequence: '-1' })).toThrow(/int64/);
     expect(() => parsePayload({ ...p, threshold: 'max' })).toThrow(/threshold/);
+    expect(parsePayload({ ...p, needed_weight: 3 }).needed_weight).toBe(3);
+    for (const bad of [0, 1.5, '2', -1, 2 ** 32]) expect(() => parsePayload({ ...p, needed_weight: bad })).toThrow(/needed_weight/);
   });
   it('proves the digest, the absence of signatures, source and sequence', () => {
     const { built: b } = built();

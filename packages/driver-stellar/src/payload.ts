@@ -21,6 +21,13 @@ export interface StellarPayload {
   op: string;
   /** The threshold class the ledger checks the wallet's signatures against. */
   threshold: ThresholdClass;
+  /**
+   * The signature weight the transaction needs: the highest of the account's low threshold and
+   * its operations' class thresholds, at least 1 (see build.ts `neededWeight`). Metadata outside
+   * tx_xdr, not covered by the digest: it only decides when assemble stops collecting; the ledger
+   * enforces the real thresholds. Absent in payloads built before it existed: the quorum decides.
+   */
+  needed_weight?: number;
   /** Unsigned TransactionEnvelope, base64 XDR. */
   tx_xdr: string;
 }
@@ -40,7 +47,7 @@ function fail(path: string, message: string): never {
 export function parsePayload(value: unknown): StellarPayload {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) fail('payload', 'payload must be an object');
   const p = value as Record<string, unknown>;
-  const keys = ['format', 'chain', 'network_passphrase', 'source', 'sequence', 'op', 'threshold', 'tx_xdr'];
+  const keys = ['format', 'chain', 'network_passphrase', 'source', 'sequence', 'op', 'threshold', 'needed_weight', 'tx_xdr'];
   for (const k of Object.keys(p)) if (!keys.includes(k)) fail(`payload.${k}`, 'unknown field');
   if (p['format'] !== STELLAR_TX_FORMAT) fail('payload.format', `format must be ${STELLAR_TX_FORMAT}`);
   for (const k of ['chain', 'network_passphrase', 'source', 'sequence', 'op', 'tx_xdr']) {
@@ -48,6 +55,10 @@ export function parsePayload(value: unknown): StellarPayload {
   }
   if (!/^(0|[1-9][0-9]{0,18})$/.test(p['sequence'] as string)) fail('payload.sequence', 'sequence must be an int64 decimal string');
   if (!THRESHOLDS.includes(p['threshold'] as string)) fail('payload.threshold', 'threshold must be low, medium or high');
+  const needed = p['needed_weight'];
+  if (needed !== undefined && (typeof needed !== 'number' || !Number.isInteger(needed) || needed < 1 || needed > 0xffffffff)) {
+    fail('payload.needed_weight', 'needed_weight must be an integer from 1 to 2^32-1');
+  }
   return p as unknown as StellarPayload;
 }
 

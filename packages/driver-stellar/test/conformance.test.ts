@@ -1,6 +1,7 @@
 /**
- * The SDK's ChainDriver conformance suite against the devnet, for a 2-of-3 wallet and a weighted
- * wallet. Outcomes are read from the devnet's ledger directly (IndependentReader), never through
+ * The SDK's ChainDriver conformance suite against the devnet, for a 2-of-3 wallet, a weighted
+ * wallet, a high threshold above the quorum, a wallet whose low / medium / high thresholds all
+ * differ, and the master key as a member. Outcomes are read from the devnet's ledger directly (IndependentReader), never through
  * the driver. Every wallet shape also runs every operation the driver lists (test/operation-cases.ts)
  * end to end.
  */
@@ -37,8 +38,8 @@ const INVALID = [
   'rN7n7otQDd6FczFgLdSqtcsAUxDkw6fzRH', // XRPL
 ];
 
-async function fixture(weights: number[], quorum: number, high?: number, masterWeight?: number, extra: WalletExtras = {}): Promise<ConformanceFixture> {
-  const w = await multisigWallet(devnet, { weights, quorum, ...(high ? { high } : {}), ...(masterWeight ? { masterWeight } : {}), ...extra.wallet });
+async function fixture(weights: number[], quorum: number, high?: number, masterWeight?: number, extra: WalletExtras = {}, low?: number): Promise<ConformanceFixture> {
+  const w = await multisigWallet(devnet, { weights, quorum, ...(high ? { high } : {}), ...(low !== undefined ? { low } : {}), ...(masterWeight ? { masterWeight } : {}), ...extra.wallet });
   const destination = extra.destination ?? (await plainAccount(devnet)).publicKey();
   return {
     chain: CHAIN,
@@ -79,6 +80,20 @@ describeChainDriver({
   setup: () => fixture([1, 1, 1, 1], 2, 4),
   confirmIntervalMs: 20,
   operations: stellarOperationCases(devnet, (extra) => fixture([1, 1, 1, 1], 2, 4, undefined, extra)),
+});
+
+// Every threshold class different (low 1, medium 2 = the quorum, high 3): payments, issue,
+// clawback and account_flags (setOptions changing only flags) are medium and need two signatures;
+// authorize_holder is low and needs one: the suite signs with the quorum's two, and assemble must
+// attach only the one the ledger will use (a second is tx_bad_auth_extra). No operation the driver
+// builds is high class on stellar-core (thresholds.test.ts shows the devnet enforcing high).
+describeChainDriver({
+  name: 'stellar 2-of-3, thresholds low 1 / medium 2 / high 3',
+  driver,
+  signer,
+  setup: () => fixture([1, 1, 1], 2, 3, undefined, {}, 1),
+  confirmIntervalMs: 20,
+  operations: stellarOperationCases(devnet, (extra) => fixture([1, 1, 1], 2, 3, undefined, extra, 1)),
 });
 
 // The account's own (master) key as a weighted member after two added signers. (Listed last: the

@@ -55,7 +55,7 @@ let n = 0;
 
 /**
  * A funded account whose master key is disabled and whose signers are fresh member keys with
- * `weights`; low and medium thresholds = quorum, high = `high` (default quorum). Optional account
+ * `weights`; medium threshold = quorum, low = `low` and high = `high` (each default quorum). Optional account
  * flags are set in the same master-signed transaction.
  */
 export async function multisigWallet(

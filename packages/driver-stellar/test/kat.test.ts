@@ -139,8 +139,9 @@ describe.skipIf(!available)('recorded Horizon resources parse into the same fact
     const balances = await driver.balances(wallet);
     expect(balances.find((b) => b.asset === 'native')).toEqual({ asset: 'native', symbol: 'XLM', amount: '100257670792', decimals: 7 });
     expect(balances.find((b) => b.symbol === 'AQUA')?.flags).toEqual({ authorized: true, authorized_to_maintain_liabilities: true, clawback_enabled: false });
-    // low 1 != med 20: this real account is not a vault wallet by the driver's rule, and it says so.
-    await expect(driver.fetchParams(wallet)).rejects.toThrow(/low 1 \/ medium 20 must both equal the quorum 20/);
+    // low 1, medium 20 = the quorum, high 30: a vault wallet whose classes differ; params carry all three.
+    await expect(driver.fetchParams(wallet)).resolves.toMatchObject({ kind: 'stellar', sequence: '160470889244710504', thresholds: { low: 1, med: 20, high: 30 } });
+    await expect(driver.fetchParams({ ...wallet, control: { ...wallet.control, quorum: 30 } })).rejects.toThrow(/medium threshold 20 \(what a payment needs\) is not the quorum 30/);
   });
 });
 

@@ -72,9 +72,14 @@ describe('signatures the ledger refuses', () => {
     expect(r.assembled).toMatchObject({ ok: false, reason: 'short_of_quorum', weight: 1, quorum: 2 });
     const one = withSignatures((r.built.payload as { tx_xdr: string }).tx_xdr, [sigOf(r.contributions[0]!)]);
     expect(await driver.submit(CHAIN, one)).toMatchObject({ status: 'rejected', code: 'tx_bad_auth' });
-    // A sloppier account (low 1, medium 2): one signature passes the transaction check, not the payment's.
+    // A looser account (low 1, medium 2): one signature passes the transaction check, not the payment's.
     const loose = await multisigWallet(devnet, { weights: [1, 1, 1], quorum: 2, low: 1 });
-    await expect(driver.fetchParams(loose.wallet)).rejects.toThrow(/control_mismatch|must both equal the quorum/);
+    const looseParams = await driver.fetchParams(loose.wallet);
+    expect(looseParams).toMatchObject({ thresholds: { low: 1, med: 2, high: 2 } });
+    // The driver knows a payment needs the medium threshold: one signature is short of it.
+    const pay = await buildSignAssemble(driver, signer, loose, { destination: dest.publicKey(), amount: '5' }, [0]);
+    expect(pay.built.payload).toMatchObject({ threshold: 'medium', needed_weight: 2 });
+    expect(pay.assembled).toMatchObject({ ok: false, reason: 'short_of_quorum', weight: 1, quorum: 2 });
     const params = await driver.fetchParams(w.wallet);
     const src = loose.address;
     const tx = new TransactionBuilder(new Account(src, devnet.ledger.account(src)!.seq.toString()), { fee: '100', networkPassphrase: devnet.networkPassphrase, timebounds: { minTime: 0, maxTime: (params as { max_time: number }).max_time } })
@@ -86,7 +91,7 @@ describe('signatures the ledger refuses', () => {
     expect(res).toMatchObject({ status: 'rejected', code: 'tx_failed:op_bad_auth' });
   });
 
-  it('why low must equal the quorum: with low 1 < medium 2, a low-class op carrying the quorum\'s two signatures is tx_bad_auth_extra', async () => {
+  it('with low 1 < medium 2, a low-class op carrying the quorum\'s two signatures is tx_bad_auth_extra; the driver attaches one', async () => {
     const loose = await multisigWallet(devnet, { weights: [1, 1, 1], quorum: 2, low: 1, flags: 0x3 });
     const holder = await plainAccount(devnet);
     await trust(devnet, holder, 'LOW', loose.address);
@@ -103,6 +108,21 @@ describe('signatures the ledger refuses', () => {
     one.signatures.push(new xdr.DecoratedSignature({ hint: Buffer.from(k.publicKey.subarray(28)), signature: Buffer.from(await k.sign(one.hash())) }));
     expect(await driver.submit(CHAIN, one.toEnvelope().toXDR('base64'))).toMatchObject({ status: 'submitted' });
     expect(devnet.ledger.trustLine(holder.publicKey(), 'LOW', loose.address)?.flags).toBe(1);
+    // Through the driver: given the quorum's two contributions, assemble attaches only the one the
+    // low threshold needs, and the ledger takes it.
+    const revoke = await buildSignAssemble(
+      driver,
+      signer,
+      loose,
+      { destination: holder.publicKey(), amount: '0', asset_symbol: 'LOW', asset_issuer: loose.address, asset_decimals: 7, operation: { op: 'authorize_holder', revoke: true } },
+      [0, 1],
+    );
+    expect(revoke.built.payload).toMatchObject({ threshold: 'low', needed_weight: 1 });
+    expect(revoke.assembled).toMatchObject({ ok: true, weight: 2, quorum: 1 });
+    if (!revoke.assembled.ok) return;
+    expect(xdr.TransactionEnvelope.fromXDR(revoke.assembled.blob, 'base64').v1().signatures()).toHaveLength(1);
+    expect(await driver.submit(CHAIN, revoke.assembled.blob)).toMatchObject({ status: 'submitted' });
+    expect(devnet.ledger.trustLine(holder.publicKey(), 'LOW', loose.address)?.flags).toBe(0);
   });
 
   it('a high-threshold operation (adding a signer) signed at medium weight fails as op_bad_auth', async () => {

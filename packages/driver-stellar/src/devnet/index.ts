@@ -26,7 +26,11 @@ export interface DevnetWalletOptions {
   /** Default `stellar:local`. */
   chain?: string;
   signers: { address: string; weight: number; label?: string }[];
+  /** The descriptor's quorum: the account's medium threshold (what a payment needs). */
   quorum: number;
+  /** The low threshold (default `quorum`); at most `quorum`, as the driver requires. */
+  low?: number;
+  /** The high threshold (default `quorum`). */
   high?: number;
   /** Account flags to set (0x1 auth_required, 0x2 auth_revocable, 0x4 auth_immutable, 0x8 auth_clawback_enabled). */
   flags?: number;
@@ -48,7 +52,7 @@ export interface StellarDevnet {
   fund(address: string): Promise<void>;
   /**
    * A funded account that the driver accepts as a vault wallet: `signers` added with their
-   * weights, master key disabled, low = medium = `quorum`, high = `high` (default quorum), in one
+   * weights, master key disabled, medium = `quorum`, low = `low` and high = `high` (each default quorum), in one
    * real transaction signed by a throw-away master key. You keep the signers' keys.
    */
   createWallet(options: DevnetWalletOptions): Promise<WalletDescriptor>;
@@ -94,7 +98,7 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<StellarD
       const ops: xdr.Operation[] = o.signers.map((m) => Operation.setOptions({ signer: { ed25519PublicKey: m.address, weight: m.weight } }));
       if (o.flags) ops.push(Operation.setOptions({ setFlags: o.flags as never }));
       for (const t of o.trust ?? []) ops.push(Operation.changeTrust({ asset: new Asset(t.code, t.issuer) }));
-      ops.push(Operation.setOptions({ masterWeight: 0, lowThreshold: o.quorum, medThreshold: o.quorum, highThreshold: o.high ?? o.quorum }));
+      ops.push(Operation.setOptions({ masterWeight: 0, lowThreshold: o.low ?? o.quorum, medThreshold: o.quorum, highThreshold: o.high ?? o.quorum }));
       const seq = (ledger.account(master.publicKey()) as { seq: bigint }).seq;
       let builder = new TransactionBuilder(new Account(master.publicKey(), seq.toString()), { fee: String(ledger.baseFee * ops.length), networkPassphrase: ledger.networkPassphrase }).setTimeout(0);
       for (const op of ops) builder = builder.addOperation(op);
