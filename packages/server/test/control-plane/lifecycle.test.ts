@@ -154,6 +154,20 @@ describe('intent lifecycle', () => {
     expect((await h.client.execute(b.intentId)).status).toBe('confirmed');
   });
 
+  it('a timelocked intent is shown to the signers at creation (first sight starts their clocks) with a digest no payload has; an allowed one is not', async () => {
+    h = await setup({ rules: [{ rule: 'always_allow' }, { rule: 'timelock_above', above: '100', seconds: 3600 }] });
+    const held = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '500' });
+    const free = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '50' });
+    expect([held.status, free.status]).toEqual(['timelocked', 'allowed']);
+    const probes = () => h!.signer.calls.filter((c) => c.intent === held.intentId);
+    for (let i = 0; i < 200 && probes().length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(probes().length).toBeGreaterThan(0);
+    for (const c of probes()) expect(c.expected_payload_digest).toBe('0'.repeat(64));
+    expect(h.signer.calls.filter((c) => c.intent === free.intentId)).toHaveLength(0);
+    // Nothing was signed: the intent is still timelocked, and executing it early is refused by policy.
+    expect((await expectError(h.client.execute(held.intentId))).data).toMatchObject({ stage: 'policy', reason: 'timelocked' });
+  });
+
   it('denied by policy at creation (hard ceiling, no rules), and an unknown wallet is 404', async () => {
     h = await setup({ rules: [{ rule: 'always_allow' }, { rule: 'hard_ceiling', max: '1000' }] });
     const r = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '1001' });
