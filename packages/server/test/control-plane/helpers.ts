@@ -29,7 +29,7 @@ export function makeApprover(id: string): Approver {
 
 export interface TestSigner {
   url: string;
-  calls: { signer_address: string; intent: string; token: string }[];
+  calls: { signer_address: string; intent: string; token: string; expected_payload_digest: string }[];
   mode: { refuse: string | null; down: boolean; delayMs: number };
   close(): Promise<void>;
 }
