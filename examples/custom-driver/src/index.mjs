@@ -10,6 +10,7 @@ import {
   canonicalize,
   defineChainDriver,
   defineChainSigner,
+  endpointUrlProblem,
   fromHex,
   NotFoundError,
   sha256Hex,
@@ -61,18 +62,12 @@ export function parseOptions(options) {
   const o = /** @type {Record<string, unknown>} */ (options);
   for (const key of Object.keys(o)) if (!['chain', 'url', 'timeoutMs'].includes(key)) throw bad(key, `unknown option ${key} (known: chain, url, timeoutMs)`);
   if (typeof o.chain !== 'string' || !/^toy:[a-z0-9-]{1,32}$/.test(o.chain)) throw bad('chain', 'chain must be "toy:<name>", e.g. "toy:devnet"');
-  let url;
-  try {
-    url = new URL(String(o.url));
-  } catch {
-    throw bad('url', 'url must be the toy ledger URL, e.g. "http://127.0.0.1:7000"');
-  }
-  if (typeof o.url !== 'string' || !['http:', 'https:'].includes(url.protocol)) throw bad('url', 'url must be an http(s) URL');
-  // The URL appears in error messages: keep credentials out of it.
-  if (url.username !== '' || url.password !== '') throw bad('url', 'url must not carry credentials');
+  // The SDK's one endpoint check: http(s), parsable, and no credentials (URLs reach error messages).
+  const urlProblem = endpointUrlProblem(o.url);
+  if (urlProblem !== null) throw bad('url', `url ${urlProblem} (the toy ledger URL, e.g. "http://127.0.0.1:7000")`);
   const timeoutMs = o.timeoutMs ?? 10_000;
   if (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 120_000) throw bad('timeoutMs', 'timeoutMs must be an integer 1..120000');
-  return { chain: o.chain, url: o.url.replace(/\/+$/, ''), timeoutMs };
+  return { chain: o.chain, url: String(o.url).replace(/\/+$/, ''), timeoutMs };
 }
 
 /** `toy1` + hex of the first 20 bytes of sha256(ed25519 public key). @param {Uint8Array} publicKey */

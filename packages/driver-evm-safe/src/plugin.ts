@@ -6,7 +6,7 @@
  * options object, validated field by field. Secrets never sit in the options: the executor's key
  * (and a relayer's authorization) are read from environment variables the options name.
  */
-import { ValidationError, defineChainDriver, type SubmitResult, type WalletProvisioner } from '@vault/sdk';
+import { ValidationError, defineChainDriver, endpointUrlProblem, type SubmitResult, type WalletProvisioner } from '@vault/sdk';
 import { nonceManager } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { chainIdOf, evmAddressProblem } from './chains.js';
@@ -73,15 +73,9 @@ function optString(o: Record<string, unknown>, key: string, path: string, re?: R
 }
 
 function httpUrl(v: unknown, path: string): string {
-  if (typeof v !== 'string') fail(path, 'must be an http(s) URL');
-  let u: URL;
-  try {
-    u = new URL(v);
-  } catch {
-    return fail(path, 'must be an http(s) URL');
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') fail(path, 'must be an http(s) URL');
-  return v;
+  const problem = endpointUrlProblem(v);
+  if (problem !== null) fail(path, problem);
+  return v as string;
 }
 
 function executorOptions(o: Record<string, unknown>, prefix: string): EvmExecutorOptions | undefined {

@@ -7,6 +7,7 @@
  * a Safe that differs is an error naming each difference, never fixed silently.
  */
 import {
+  endpointUrlProblem,
   RefusedError,
   TransportError,
   ValidationError,
@@ -129,13 +130,9 @@ export function createEvmSafeProvisioner(options: EvmSafeProvisionerOptions): Wa
     const funding = request.funding as ProvisionFunding | undefined;
     if (typeof funding !== 'object' || funding === null) invalid('funding', 'must be {kind: "faucet", url} or {kind: "key_env", env}');
     if (funding.kind === 'faucet') {
-      let u: URL | null = null;
-      try {
-        u = new URL(funding.url);
-      } catch {
-        // reported below
-      }
-      if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) invalid('funding.url', 'must be the http(s) URL of an RPC that honours anvil_setBalance');
+      const problem = endpointUrlProblem(funding.url);
+      if (problem?.startsWith('must not carry credentials')) invalid('funding.url', problem);
+      if (problem !== null) invalid('funding.url', 'must be the http(s) URL of an RPC that honours anvil_setBalance');
     } else if (funding.kind === 'key_env') {
       if (typeof funding.env !== 'string' || !ENV_RE.test(funding.env)) invalid('funding.env', 'must be the NAME of an environment variable (letters, digits, _), not a key');
     } else {

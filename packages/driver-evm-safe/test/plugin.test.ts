@@ -108,6 +108,8 @@ describe('bad options are a ValidationError naming the option', () => {
     ['a missing rpc_url', { chains: [{ chain_id: 1 }] }, 'chains.0.rpc_url'],
     ['a non-http rpc_url', { chains: [{ ...base, rpc_url: 'ws://127.0.0.1:8545' }] }, 'chains.0.rpc_url'],
     ['an unparsable rpc_url', { chains: [{ ...base, rpc_url: 'http://' }] }, 'chains.0.rpc_url'],
+    ['attack: an rpc_url carrying credentials (they would reach errors and logs)', { chains: [{ ...base, rpc_url: 'https://user:key@rpc.example' }] }, 'chains.0.rpc_url'],
+    ['attack: a relayer_url carrying credentials', { chains: [{ ...base, relayer_url: 'https://:token@relay.example' }] }, 'chains.0.relayer_url'],
     ['a chain_id that is not a positive integer', { chains: [{ ...base, chain_id: '31337' }] }, 'chains.0.chain_id'],
     ['chain_id 0', { chains: [{ ...base, chain_id: 0 }] }, 'chains.0.chain_id'],
     ['a chain name that is not eip155:<chain_id>', { chains: [{ ...base, chain: 'eip155:1' }] }, 'chains.0.chain'],

@@ -410,6 +410,7 @@ describe('a bad request is a ValidationError naming the field', () => {
     ['an unknown funding kind', () => ({ ...request(), funding: { kind: 'gift' } }), 'funding.kind'],
     ['a faucet URL that is not http', () => request({ funding: { kind: 'faucet', url: 'ws://127.0.0.1:8545' } }), 'funding.url'],
     ['a faucet URL that is not a URL', () => request({ funding: { kind: 'faucet', url: 'faucet' } }), 'funding.url'],
+    ['attack: a faucet URL carrying credentials', () => request({ funding: { kind: 'faucet', url: 'https://u:p@rpc.example' } }), 'funding.url'],
     ['a key where the variable name belongs', () => request({ funding: { kind: 'key_env', env: devnet.accounts.funded[1]!.privateKey } }), 'funding.env'],
     ['a negative fundAmount', () => request({ fundAmount: '-1' }), 'fundAmount'],
     ['a decimal fundAmount', () => request({ fundAmount: '1.5' }), 'fundAmount'],

@@ -5,7 +5,7 @@
  * `createSigner(options)` (and `createProvisioner(options)`, for `vault provision`) take the same
  * plain-JSON options, checked here field by field.
  */
-import { ValidationError, type DriverPlugin, type WalletProvisioner } from '@vault/sdk';
+import { ValidationError, endpointUrlProblem, type DriverPlugin, type WalletProvisioner } from '@vault/sdk';
 import { createStellarDriver, type StellarChainConfig, type StellarDriver } from './driver.js';
 import { STELLAR_FAMILY, STELLAR_NETWORKS } from './constants.js';
 import type { StellarSigner } from './signer.js';
@@ -68,15 +68,7 @@ export function parsePluginOptions(options: unknown): { chains: Record<string, S
     if (typeof chain !== 'string' || !new RegExp(`^${STELLAR_FAMILY}:[A-Za-z0-9_-]+$`).test(chain)) bad(`${at}.chain`, 'must be a chain name such as "stellar:testnet"');
     if (chains[chain] !== undefined) bad(`${at}.chain`, `${chain} is listed twice`);
     const url = entry['horizonUrl'];
-    let parsed: URL | null = null;
-    try {
-      parsed = typeof url === 'string' ? new URL(url) : null;
-    } catch {
-      parsed = null;
-    }
-    if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.username !== '' || parsed.password !== '') {
-      bad(`${at}.horizonUrl`, 'must be an http(s) URL without credentials');
-    }
+    if (endpointUrlProblem(url) !== null) bad(`${at}.horizonUrl`, 'must be an http(s) URL without credentials');
     const known = (STELLAR_NETWORKS as Record<string, string>)[chain];
     const passphrase = entry['networkPassphrase'] ?? known;
     if (typeof passphrase !== 'string' || passphrase === '') bad(`${at}.networkPassphrase`, `is required for ${chain} (it is part of every transaction hash)`);

@@ -12,6 +12,7 @@
  */
 import { Keypair, Operation, StrKey, TransactionBuilder, Account, xdr } from '@stellar/stellar-base';
 import {
+  endpointUrlProblem,
   RefusedError,
   TransportError,
   ValidationError,
@@ -82,16 +83,8 @@ function byteInteger(v: unknown, path: string): number {
 }
 
 function httpUrl(v: unknown, path: string): URL {
-  let url: URL | null = null;
-  try {
-    url = typeof v === 'string' ? new URL(v) : null;
-  } catch {
-    url = null;
-  }
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.username !== '' || url.password !== '') {
-    bad(path, 'must be an http(s) URL without credentials');
-  }
-  return url;
+  if (endpointUrlProblem(v) !== null) bad(path, 'must be an http(s) URL without credentials');
+  return new URL(v as string);
 }
 
 /**

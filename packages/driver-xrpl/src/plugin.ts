@@ -6,7 +6,7 @@
  * checked by hand here (the package does not depend on a schema library) with a ValidationError
  * naming the option path.
  */
-import { ValidationError, type DriverPlugin, type WalletProvisioner } from '@vault/sdk';
+import { ValidationError, endpointUrlProblem, type DriverPlugin, type WalletProvisioner } from '@vault/sdk';
 import { createXrplDriver, type XrplChainConfig, type XrplDriver } from './driver.js';
 import { createXrplProvisioner } from './provision.js';
 import { createXrplSigner, type XrplSigner } from './signer.js';
@@ -87,15 +87,7 @@ export function parsePluginOptions(options: unknown): { chains: Record<string, X
     if (typeof chain !== 'string' || !/^xrpl:[A-Za-z0-9_-]{1,64}$/.test(chain)) bad(`${at}.chain`, 'must be a chain name such as "xrpl:testnet"');
     if (Object.hasOwn(chains, chain)) bad(`${at}.chain`, `${chain} is listed twice`);
     const url = entry['url'];
-    let parsed: URL | null = null;
-    try {
-      parsed = typeof url === 'string' ? new URL(url) : null;
-    } catch {
-      parsed = null;
-    }
-    if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.username !== '' || parsed.password !== '') {
-      bad(`${at}.url`, 'must be an http(s) JSON-RPC URL without credentials');
-    }
+    if (endpointUrlProblem(url) !== null) bad(`${at}.url`, 'must be an http(s) JSON-RPC URL without credentials');
     const config: XrplChainConfig = { url: url as string };
     for (const [k, [min, max]] of Object.entries(INTEGER_KEYS)) {
       const v = entry[k];

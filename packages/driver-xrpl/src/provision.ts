@@ -12,6 +12,7 @@
  * naming every difference otherwise (the set-up key is gone, so a live wallet is never "fixed").
  */
 import {
+  endpointUrlProblem,
   NotFoundError,
   RefusedError,
   TransportError,
@@ -89,15 +90,9 @@ function isObject(v: unknown): v is Record<string, unknown> {
 
 /** A URL a faucet may live at: http(s), no credentials. */
 function faucetUrlProblem(url: unknown): string | null {
-  let parsed: URL | null = null;
-  try {
-    parsed = typeof url === 'string' ? new URL(url) : null;
-  } catch {
-    parsed = null;
-  }
-  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) return `must be an http(s) faucet URL (the public testnet's is ${XRPL_TESTNET_FAUCET_URL})`;
-  if (parsed.username !== '' || parsed.password !== '') return 'must not carry credentials';
-  return null;
+  const problem = endpointUrlProblem(url);
+  if (problem === null || problem.startsWith('must not carry credentials')) return problem;
+  return `must be an http(s) faucet URL (the public testnet's is ${XRPL_TESTNET_FAUCET_URL})`;
 }
 
 /**

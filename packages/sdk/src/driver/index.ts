@@ -2,3 +2,4 @@ export * from './types.js';
 export * from './define.js';
 export * from './registry.js';
 export * from './reconcile.js';
+export * from './endpoint.js';
