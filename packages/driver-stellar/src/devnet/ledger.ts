@@ -168,6 +168,7 @@ const RESULT_UNION: Record<string, string> = {
   changeTrust: 'ChangeTrustResult',
   setTrustLineFlags: 'SetTrustLineFlagsResult',
   clawback: 'ClawbackResult',
+  accountMerge: 'AccountMergeResult',
 };
 
 /** Threshold each modelled operation needs, as stellar-core's getThresholdLevel says. */
@@ -389,13 +390,16 @@ export class StellarLedger {
     const scratch = cloneAccounts(this.accounts);
     let success = true;
     const opRecords: OpRecord[] = [];
+    const mergeBalances = new Map<number, bigint>();
     const createdAt = now;
     for (let i = 0; i < ops.length; i++) {
       const op = ops[i] as xdr.Operation;
       const opSourceId = op.sourceAccount() ? muxedBase(op.sourceAccount() as xdr.MuxedAccount) : sourceId;
       try {
         if (!scratch.has(opSourceId)) throw new OpFailure('opNoAccount');
+        const merging = op.body().switch().name === 'accountMerge' ? scratch.get(opSourceId)?.balance : undefined;
         const rec = this.apply(scratch, op, opSourceId);
+        if (merging !== undefined) mergeBalances.set(i, merging);
         opResults[i] = `${op.body().switch().name}Success`;
         opRecords.push({ ...rec, id: '', txHash: hash, successful: true, createdAt, sourceAccount: opSourceId });
       } catch (e) {
@@ -408,7 +412,7 @@ export class StellarLedger {
       this.accounts.clear();
       for (const [k, v] of scratch) this.accounts.set(k, v);
     }
-    const result = this.result(feeCharged, success ? 'txSuccess' : 'txFailed', ops, opResults);
+    const result = this.result(feeCharged, success ? 'txSuccess' : 'txFailed', ops, opResults, mergeBalances);
     const memo = t.memo;
     const memoType = memo.type;
     const base = (BigInt(this.ledger) << 32n) | (1n << 12n);
@@ -447,14 +451,16 @@ export class StellarLedger {
     return { kind: 'rejected', resultXdr: result.toXDR('base64'), resultCodes: resultCodesOf(result), envelopeXdr, hash };
   }
 
-  private result(fee: bigint, code: string, ops: xdr.Operation[], opResults: string[]): xdr.TransactionResult {
+  private result(fee: bigint, code: string, ops: xdr.Operation[], opResults: string[], mergeBalances: Map<number, bigint> = new Map()): xdr.TransactionResult {
     const results = () =>
       ops.map((op, i) => {
         const r = opResults[i] as string;
         if (r === 'opBadAuth' || r === 'opNoAccount' || r === 'opNotSupported') return (xdr.OperationResult as unknown as Record<string, () => xdr.OperationResult>)[r]!();
         const name = op.body().switch().name;
-        const union = (xdr as unknown as Record<string, Record<string, () => unknown>>)[RESULT_UNION[name] as string] as Record<string, () => unknown>;
-        const tr = (xdr.OperationResultTr as unknown as Record<string, (v: unknown) => xdr.OperationResultTr>)[name]!(union[r]!());
+        const union = (xdr as unknown as Record<string, Record<string, (v?: unknown) => unknown>>)[RESULT_UNION[name] as string] as Record<string, (v?: unknown) => unknown>;
+        // accountMergeSuccess is the one modelled success arm that carries a value: the merged balance.
+        const arm = r === 'accountMergeSuccess' ? union[r]!(new xdr.Int64((mergeBalances.get(i) ?? 0n).toString())) : union[r]!();
+        const tr = (xdr.OperationResultTr as unknown as Record<string, (v: unknown) => xdr.OperationResultTr>)[name]!(arm);
         return xdr.OperationResult.opInner(tr);
       });
     const rr = xdr.TransactionResultResult as unknown as Record<string, (v?: unknown) => xdr.TransactionResultResult>;
@@ -512,6 +518,8 @@ export class StellarLedger {
         if ((set & TRUSTLINE_FLAGS.authorized) !== 0 && (set & TRUSTLINE_FLAGS.authorized_to_maintain_liabilities) !== 0) return 'setTrustLineFlagsMalformed';
         return null;
       }
+      case 'accountMerge':
+        return muxedBase(body.destination()) === sourceId ? 'accountMergeMalformed' : null;
       case 'clawback': {
         const o = body.clawbackOp();
         if (int64(o.amount()) <= 0n || o.asset().switch().name === 'assetTypeNative') return 'clawbackMalformed';
@@ -709,6 +717,22 @@ export class StellarLedger {
         line.balance -= amount;
         line.lastModified = this.ledger;
         return { type: 'clawback', typeI: 19, accounts: [sourceId, fromId], fields: { ...assetFields(asset), from: fromId, amount: toDecimal(amount) } };
+      }
+      case 'accountMerge': {
+        // stellar-core's MergeOpFrame: the destination must exist, the source must not be
+        // AUTH_IMMUTABLE, must own no sub-entries (trust lines, signers…), and its sequence must
+        // not be in the current ledger's range (it could be re-created and replay it).
+        const destId = muxedBase(body.destination());
+        const dest = state.get(destId);
+        if (!dest) throw new OpFailure('accountMergeNoAccount');
+        if ((source.flags & ACCOUNT_FLAGS.auth_immutable) !== 0) throw new OpFailure('accountMergeImmutableSet');
+        if (source.subentries > 0) throw new OpFailure('accountMergeHasSubEntries');
+        if (source.seq >= BigInt(this.ledger) << 32n) throw new OpFailure('accountMergeSeqnumTooFar');
+        if (dest.balance + source.balance > INT64_MAX) throw new OpFailure('accountMergeDestFull');
+        dest.balance += source.balance;
+        touch(dest);
+        state.delete(sourceId);
+        return { type: 'account_merge', typeI: 8, accounts: [sourceId, destId], fields: { account: sourceId, into: destId } };
       }
       default:
         throw new OpFailure('opNotSupported');

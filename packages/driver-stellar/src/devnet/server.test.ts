@@ -42,3 +42,45 @@ describe('devnet routes (Horizon shapes)', () => {
     expect(get('/assets?asset_code=NONE').body).toMatchObject({ _embedded: { records: [] } });
   });
 });
+
+describe('devnet accountMerge and the Latest-Ledger header', () => {
+  it('merges an account into another (balance moves, the account is gone, Horizon shows an account_merge operation); refuses sub-entries, a missing destination and a self-merge', async () => {
+    const { Account, Asset, Operation, TransactionBuilder } = await import('@stellar/stellar-base');
+    const { startDevnet } = await import('./index.js');
+    const devnet = await startDevnet({ clock: () => 1_750_000_000 });
+    try {
+      const gone = Keypair.random();
+      const into = Keypair.random();
+      const holder = Keypair.random();
+      for (const k of [gone, into, holder]) await devnet.fund(k.publicKey());
+      const send = (k: Keypair, op: ReturnType<typeof Operation.accountMerge>) => {
+        const acct = devnet.ledger.account(k.publicKey()) as { seq: bigint };
+        const tx = new TransactionBuilder(new Account(k.publicKey(), acct.seq.toString()), { fee: '100', networkPassphrase: devnet.networkPassphrase }).setTimeout(0).addOperation(op).build();
+        tx.sign(k);
+        return devnet.ledger.submit(tx.toEnvelope().toXDR('base64'));
+      };
+      const opCodes = (r: ReturnType<typeof send>) => (r.kind === 'failed' ? r.record.resultCodes.operations : r.kind === 'rejected' ? r.resultCodes.operations : undefined);
+      expect(opCodes(send(gone, Operation.accountMerge({ destination: gone.publicKey() })))).toEqual(['op_malformed']);
+      expect(opCodes(send(gone, Operation.accountMerge({ destination: Keypair.random().publicKey() })))).toEqual(['op_no_account']);
+      // A trust line is a sub-entry: the merge fails until it is removed.
+      expect(send(holder, Operation.changeTrust({ asset: new Asset('ABC', gone.publicKey()) })).kind).toBe('applied');
+      expect(opCodes(send(holder, Operation.accountMerge({ destination: into.publicKey() })))).toEqual(['op_has_sub_entries']);
+
+      const before = devnet.ledger.nativeBalance(into.publicKey());
+      const left = devnet.ledger.nativeBalance(gone.publicKey());
+      const merged = send(gone, Operation.accountMerge({ destination: into.publicKey() }));
+      expect(merged.kind).toBe('applied');
+      expect(devnet.ledger.account(gone.publicKey())).toBeUndefined();
+      expect(devnet.ledger.nativeBalance(into.publicKey())).toBe(before + left - 100n);
+
+      const res = await fetch(`${devnet.url}/accounts/${gone.publicKey()}/operations?order=asc&limit=200`);
+      expect(res.headers.get('latest-ledger')).toBe(String(devnet.ledger.ledger));
+      const ops = (await res.json()) as { _embedded: { records: { type: string; type_i: number; account?: string; into?: string; created_at: string }[] } };
+      const mergeOp = ops._embedded.records.find((r) => r.type === 'account_merge');
+      expect(mergeOp).toMatchObject({ type_i: 8, account: gone.publicKey(), into: into.publicKey(), created_at: '2025-06-15T15:06:40Z' });
+      expect((await fetch(`${devnet.url}/accounts/${gone.publicKey()}`)).status).toBe(404);
+    } finally {
+      await devnet.close();
+    }
+  });
+});

@@ -357,6 +357,7 @@ export async function handle(ledger: StellarLedger, faults: DevnetFaults, base: 
     reply = problem(500, 'server_error', 'Internal Server Error', e instanceof Error ? e.message : 'internal error');
   }
   const isProblem = reply.status >= 400;
-  res.writeHead(reply.status, { 'content-type': isProblem ? 'application/problem+json; charset=utf-8' : 'application/hal+json; charset=utf-8' });
+  // Horizon sends the latest ingested ledger on every reply; clients use it to date an answer.
+  res.writeHead(reply.status, { 'content-type': isProblem ? 'application/problem+json; charset=utf-8' : 'application/hal+json; charset=utf-8', 'latest-ledger': String(ledger.ledger) });
   res.end(JSON.stringify(reply.body));
 }

@@ -29,6 +29,8 @@ export interface AccountState {
   ownerCount: number;
   regularKey?: string;
   signerList?: { quorum: number; entries: SignerEntry[] };
+  /** AccountSet Domain: hex of the domain's bytes, at most 256 bytes (as rippled stores it). */
+  domain?: string;
 }
 
 /** A trust line between an issuer and a holder; `balance` is what the holder holds (10^-IOU_SCALE units). */
@@ -114,7 +116,7 @@ const COMMON_FIELDS = new Set([
 const TYPE_FIELDS: Record<string, string[]> = {
   Payment: ['Amount', 'Destination', 'DestinationTag'],
   TrustSet: ['LimitAmount'],
-  AccountSet: ['SetFlag', 'ClearFlag'],
+  AccountSet: ['SetFlag', 'ClearFlag', 'Domain'],
   SignerListSet: ['SignerQuorum', 'SignerEntries'],
   SetRegularKey: ['RegularKey'],
   Clawback: ['Amount', 'Holder'],
@@ -613,7 +615,14 @@ export class XrplLedger {
     if (clear === ACCOUNT_SET_FLAGS.asfNoFreeze && has(ACCOUNT_ROOT_FLAGS.lsfNoFreeze)) fail('tecNO_PERMISSION');
     if (clear === ACCOUNT_SET_FLAGS.asfGlobalFreeze && has(ACCOUNT_ROOT_FLAGS.lsfNoFreeze)) fail('tecNO_PERMISSION');
     if (set === ACCOUNT_SET_FLAGS.asfDisableMaster && !account.regularKey && !account.signerList) fail('tecNO_ALTERNATIVE_KEY');
+    // rippled: Domain is a Blob of at most 256 bytes (temMALFORMED otherwise); an empty one removes it.
+    const domain = tx['Domain'];
+    if (domain !== undefined && (typeof domain !== 'string' || !/^([0-9A-Fa-f]{2}){0,256}$/.test(domain))) fail('temMALFORMED');
     commit();
+    if (typeof domain === 'string') {
+      if (domain === '') delete account.domain;
+      else account.domain = domain.toUpperCase();
+    }
     if (set !== undefined) account.flags = (account.flags | (ASF_TO_LSF[set] as number)) >>> 0;
     if (clear !== undefined) account.flags = (account.flags & ~(ASF_TO_LSF[clear] as number)) >>> 0;
     return 'tesSUCCESS';

@@ -41,6 +41,23 @@ describe('devnet JSON-RPC shapes', () => {
     expect(await rpc('ledger_entry', { offer: 'x' })).toMatchObject({ error: 'notImpl' });
   });
 
+  it('AccountSet Domain is stored and returned by account_info as hex, an empty Domain removes it, over 256 bytes is temMALFORMED', async () => {
+    const { address, seed } = devnet.faucet();
+    const w = Wallet.fromSeed(seed as string);
+    const set = async (Domain: string) => {
+      const seq = devnet.ledger.account(address)?.sequence as number;
+      const signed = w.sign({ TransactionType: 'AccountSet', Account: address, Domain, Fee: '12', Sequence: seq } as never);
+      return (await rpc('submit', { tx_blob: signed.tx_blob }))['engine_result'];
+    };
+    const hex = Buffer.from('example.com', 'ascii').toString('hex').toUpperCase();
+    expect(await set(hex)).toBe('tesSUCCESS');
+    devnet.closeLedger();
+    expect((await rpc('account_info', { account: address, ledger_index: 'validated' }))['account_data'].Domain).toBe(hex);
+    expect(await set('AB'.repeat(257))).toBe('temMALFORMED');
+    expect(await set('')).toBe('tesSUCCESS');
+    expect((await rpc('account_info', { account: address }))['account_data']).not.toHaveProperty('Domain');
+  });
+
   it('faucet payments show up in tx (v1 and v2), account_tx, account_lines and gateway_balances', async () => {
     const { address, hash } = devnet.faucet();
     const holder = Wallet.generate();

@@ -136,6 +136,7 @@ export class DevnetRpc {
       index: hashes.hashAccountRoot(a.address),
     };
     if (a.regularKey) out['RegularKey'] = a.regularKey;
+    if (a.domain) out['Domain'] = a.domain;
     return out;
   }
 

@@ -182,6 +182,33 @@ describe('SupplyReport', () => {
     expect(SupplyReportSchema.safeParse(doc).success).toBe(true);
     expect(failure(SupplyReportSchema, { ...doc, derivedAt: 'yesterday' }).path).toBe('derivedAt');
   });
+  it('accepts group members on Stellar rows and block-pinned provenance on Polygon rows', () => {
+    const at = { ledger: 12, hash: `0x${'ab'.repeat(32)}` };
+    const doc = {
+      derivedAt: '2026-11-22T00:00:00Z',
+      rule: 'r',
+      chains: {
+        xrpl: { endpoint: 'http://x', issuers: [] },
+        stellar: { endpoint: 'http://s', issuers: [{ issuer: '(2 locked issuers, 1 unit each)', locked: true, assets: { ABC: '(2 issuers)' }, members: ['GA', 'GB'], query: 'GET /assets?asset_code=ABC' }] },
+        solana: { endpoint: 'http://sol', mints: [] },
+        polygon: {
+          endpoint: 'http://p',
+          owner: `0x${'1'.repeat(40)}`,
+          contracts: [{ address: `0x${'2'.repeat(40)}`, label: 'T', supply: '1', query: '[{"method":"eth_call"}]', at, response_sha256: 'a'.repeat(64) }],
+          query: 'eth_call',
+          note: 'move ownership',
+          at,
+        },
+      },
+    };
+    expect(SupplyReportSchema.safeParse(doc).success).toBe(true);
+    const badMembers = structuredClone(doc);
+    (badMembers.chains.stellar.issuers[0] as { members: string[] }).members = [];
+    expect(failure(SupplyReportSchema, badMembers).path).toBe('chains.stellar.issuers.0.members');
+    const badSha = structuredClone(doc);
+    (badSha.chains.polygon.contracts[0] as { response_sha256: string }).response_sha256 = 'xyz';
+    expect(failure(SupplyReportSchema, badSha).path).toBe('chains.polygon.contracts.0.response_sha256');
+  });
 });
 
 describe('JSON Schema generation', () => {

@@ -30,6 +30,8 @@ export const StellarIssuerRowSchema = z.strictObject({
   assets: z.record(z.string(), z.string()),
   query: z.string().regex(/^GET \//, 'query must be a GET request line'),
   note: z.string().optional(),
+  /** For a group row: the issuer accounts the group label stands for, so `verify` can re-check each. */
+  members: z.array(z.string().min(1)).min(1).optional(),
   ...Provenance,
 });
 
@@ -51,6 +53,9 @@ export const PolygonContractSchema = z.strictObject({
   owner: z.string().optional(),
   supply: z.string().optional(),
   note: z.string().optional(),
+  /** The exact JSON-RPC request (a batch of eth_call and eth_getCode pinned to one block) behind the row. */
+  query: z.string().min(1).optional(),
+  ...Provenance,
 });
 
 export const SupplyReportSchema = z.strictObject({
@@ -66,6 +71,8 @@ export const SupplyReportSchema = z.strictObject({
       contracts: z.array(PolygonContractSchema),
       query: z.string().min(1),
       note: z.string().min(1),
+      /** The block every call of the run was pinned to. */
+      at: Provenance.at,
     }),
   }),
 });
