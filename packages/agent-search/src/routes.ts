@@ -6,6 +6,7 @@
  *
  * Prices are decimal strings in the payment stablecoin, exactly as the spec's table.
  */
+import { ROUTE_SCHEMAS } from './answers/schemas.js';
 
 export type SearchMode = 'quick' | 'deep' | 'plan';
 export const SEARCH_MODES: readonly SearchMode[] = ['quick', 'deep', 'plan'];
@@ -38,3 +39,31 @@ export const PRICES = {
 
 export type PaidPath = keyof typeof PRICES;
 export const PAID_PATHS = Object.keys(PRICES) as PaidPath[];
+
+const DESCRIPTIONS: Record<PaidPath, string> = {
+  '/api/x402/search':
+    'Search places, deals and events by text (mode quick: top 5; deep: top 20 with full records), or mode plan: costed resort trip options for a party, days and budget.',
+  '/api/x402/places': 'Places (cafes, restaurants, museums, parks...) by text, area and category, with opening hours and open-now state.',
+  '/api/x402/deals': 'Current deals by text, area, category and maximum price, with the saving against the regular price.',
+  '/api/x402/stack':
+    'Cost a resort trip: park tickets for one or both operators plus hotel nights, with every line item, resident and child pricing.',
+  '/api/v1/geo/places': 'Places nearest to a point, distance-sorted with distances, optionally matching text and open now.',
+  '/api/v1/geo/events': 'Events in the next N days, soonest first, optionally matching text.',
+};
+
+/**
+ * The route table: one entry per paid path, in the spec's order, with the price from
+ * {@link PRICES} and the query-parameter and 200-body JSON Schemas the answers module enforces.
+ */
+export const ROUTES: readonly RouteSpec[] = Object.freeze(
+  PAID_PATHS.map(
+    (path): RouteSpec =>
+      Object.freeze({
+        path,
+        price: PRICES[path],
+        description: DESCRIPTIONS[path],
+        input: ROUTE_SCHEMAS[path].input,
+        output: ROUTE_SCHEMAS[path].output,
+      }),
+  ),
+);

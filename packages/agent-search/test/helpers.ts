@@ -1,0 +1,108 @@
+/**
+ * Shared test fixtures for the payment tests: a real anvil chain (via @vault/driver-evm-safe/devnet)
+ * with the committed TestUSDC artifact deployed (never compiled here), funded payers, and a real
+ * x402 client signer that turns a PAYMENT-REQUIRED header into a PAYMENT-SIGNATURE header.
+ */
+import { readFileSync } from 'node:fs';
+import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
+import { x402Client } from '@x402/core/client';
+import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
+import { ExactEvmScheme } from '@x402/evm/exact/client';
+import { startEvmDevnet, type DevnetAccount, type EvmDevnet } from '@vault/driver-evm-safe/devnet';
+import { createWalletClient, getAddress, http, type Abi, type Address, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import type { PaymentTerms } from '../src/payment/requirements.js';
+
+export const artifact = JSON.parse(readFileSync(new URL('../contracts/TestUSDC.json', import.meta.url), 'utf8')) as { abi: Abi; bytecode: Hex; eip712: { name: string; version: string }; decimals: number };
+
+export interface TestChain {
+  devnet: EvmDevnet;
+  token: Address;
+  payer: DevnetAccount;
+  payer2: DevnetAccount;
+  payee: DevnetAccount;
+  gas: DevnetAccount;
+  network: `eip155:${number}`;
+  terms: PaymentTerms;
+  balanceOf(a: Address): Promise<bigint>;
+  transfer(from: DevnetAccount, to: Address, amount: bigint): Promise<void>;
+  mint(to: Address, amount: bigint): Promise<void>;
+  blockNumber(): Promise<bigint>;
+  /** Token Transfer logs from `fromBlock` on (to count settlements independently of the server). */
+  transfersSince(fromBlock: bigint): Promise<{ from: Address; to: Address; value: bigint; tx: Hex }[]>;
+  stop(): Promise<void>;
+}
+
+/** Starts anvil, deploys TestUSDC from the committed artifact, mints 10 USDC to two payers. */
+export async function startTestChain(): Promise<TestChain> {
+  const devnet = await startEvmDevnet({ pollingInterval: 50 });
+  try {
+    const [payer, payer2, payee, gas] = devnet.accounts.funded as [DevnetAccount, DevnetAccount, DevnetAccount, DevnetAccount];
+    const deployer = devnet.accounts.deployer;
+    const pc = devnet.publicClient;
+    const wallet = (acc: DevnetAccount) => createWalletClient({ chain: pc.chain, transport: http(devnet.rpcUrl), account: privateKeyToAccount(acc.privateKey) });
+    const deployHash = await wallet(deployer).deployContract({ abi: artifact.abi, bytecode: artifact.bytecode });
+    const receipt = await pc.waitForTransactionReceipt({ hash: deployHash, pollingInterval: 50 });
+    if (!receipt.contractAddress) throw new Error('TestUSDC deployment created no contract');
+    const token = getAddress(receipt.contractAddress);
+    const write = async (acc: DevnetAccount, functionName: string, args: unknown[]) => {
+      const hash = await wallet(acc).writeContract({ address: token, abi: artifact.abi, functionName, args });
+      const r = await pc.waitForTransactionReceipt({ hash, pollingInterval: 50 });
+      if (r.status !== 'success') throw new Error(`${functionName} reverted`);
+    };
+    const mint = (to: Address, amount: bigint) => write(deployer, 'mint', [to, amount]);
+    await mint(payer.address, 10_000_000n);
+    await mint(payer2.address, 10_000_000n);
+    const network = `eip155:${devnet.chainId}` as const;
+    return {
+      devnet,
+      token,
+      payer,
+      payer2,
+      payee,
+      gas,
+      network,
+      terms: { network, asset: token, assetName: 'USD Coin', assetVersion: '2', assetSymbol: 'USDC', decimals: 6, payTo: payee.address, maxTimeoutSeconds: 120 },
+      balanceOf: async (a) => (await pc.readContract({ address: token, abi: artifact.abi, functionName: 'balanceOf', args: [a] })) as bigint,
+      transfer: (from, to, amount) => write(from, 'transfer', [to, amount]),
+      mint,
+      blockNumber: () => pc.getBlockNumber(),
+      transfersSince: async (fromBlock) => {
+        if (fromBlock > (await pc.getBlockNumber())) return [];
+        const logs = await pc.getContractEvents({ address: token, abi: artifact.abi, eventName: 'Transfer', fromBlock, toBlock: 'latest' });
+        return logs.map((l) => {
+          const a = l.args as { from: Address; to: Address; value: bigint };
+          return { from: a.from, to: a.to, value: a.value, tx: l.transactionHash as Hex };
+        });
+      },
+      stop: () => devnet.stop(),
+    };
+  } catch (err) {
+    await devnet.stop();
+    throw err;
+  }
+}
+
+/** The real x402 client signing path (EIP-3009 via @x402/evm), without spend controls (tests only). */
+export async function signFor(paymentRequiredHeader: string, payerKey: Hex): Promise<{ header: string; payload: PaymentPayload; required: PaymentRequired }> {
+  const required = decodePaymentRequiredHeader(paymentRequiredHeader);
+  const client = new x402Client();
+  client.register('eip155:*', new ExactEvmScheme(privateKeyToAccount(payerKey)));
+  client.setSpendControls(false);
+  const payload = await client.createPaymentPayload(required);
+  return { header: encodePaymentSignatureHeader(payload), payload, required };
+}
+
+/** Re-encodes a payload after a change (tampering tests). */
+export function encodePayload(payload: PaymentPayload): string {
+  return encodePaymentSignatureHeader(payload);
+}
+
+/** Asks `url` for its price and signs it: the PAYMENT-SIGNATURE header for exactly that quote. */
+export async function quoteAndSign(url: string, payerKey: Hex): Promise<{ header: string; payload: PaymentPayload; required: PaymentRequired }> {
+  const res = await fetch(url);
+  const h = res.headers.get('PAYMENT-REQUIRED');
+  await res.body?.cancel();
+  if (res.status !== 402 || !h) throw new Error(`expected 402 with PAYMENT-REQUIRED from ${url}, got ${res.status}`);
+  return signFor(h, payerKey);
+}
