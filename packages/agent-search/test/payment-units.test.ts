@@ -2,9 +2,12 @@
  * Unit tests of the payment layer's pure parts: price conversion, mode resolution, failure-reason
  * trimming, the idempotency store, and the strict reading of payment payloads.
  */
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { withTimings } from '../src/facilitator/timing.js';
-import { createMemoryChargeLog } from '../src/payment/charge-log.js';
+import { createFileChargeLog, createMemoryChargeLog } from '../src/payment/charge-log.js';
 import { PAYMENT_CODES, trimReason } from '../src/payment/errors.js';
 import { authorizationKey, MemoryAuthorizationStore } from '../src/payment/idempotency.js';
 import { baseUnitsToDecimal, decimalToBaseUnits, DEFAULT_SEARCH_MODE, resolvePrice } from '../src/payment/price.js';
@@ -209,5 +212,25 @@ describe('small helpers', () => {
     log.record(r);
     log.record({ ...r, time: 2 });
     expect(log.records.map((x) => x.time)).toEqual([1, 2]);
+  });
+
+  test('the file charge log appends one JSON line per charge to a 0600 file, across reopenings, and refuses after close', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agent-search-charges-'));
+    try {
+      const path = join(dir, 'nested', 'charges.jsonl');
+      const r = { time: 1, route: '/api/x402/places', price: '0.002', amount: '2000', asset: '0xa', network: 'eip155:1', payer: '0xb', payTo: '0xc', transaction: '0xd', nonce: '0xe' };
+      const first = createFileChargeLog(path);
+      first.record(r);
+      first.close();
+      expect(() => first.record(r)).toThrow(/closed/);
+      const second = createFileChargeLog(path);
+      second.record({ ...r, time: 2, transaction: '0xf' });
+      second.close();
+      const lines = readFileSync(path, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as { time: number; transaction: string });
+      expect(lines.map((l) => [l.time, l.transaction])).toEqual([[1, '0xd'], [2, '0xf']]);
+      expect(statSync(path).mode & 0o777).toBe(0o600);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
