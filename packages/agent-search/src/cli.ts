@@ -110,6 +110,7 @@ async function serve(flags: Flags): Promise<void> {
     ...(cfg.baseUrlExplicit ? { baseUrl: cfg.baseUrl } : {}),
     operator: cfg.operator,
     ...(cfg.service ? { service: cfg.service } : {}),
+    answerTimeoutMs: cfg.answerTimeoutMs,
     answerer: createAnswerer(createSampleProvider()),
     payment,
   });

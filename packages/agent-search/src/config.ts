@@ -7,6 +7,7 @@
  * Secrets (the facilitator's gas key, the payer's key) are read from a file named by a flag or env
  * var, or from an env var holding the key itself; never from a flag, because flags show in `ps`.
  */
+import { endpointUrlProblem } from '@vault/sdk';
 import { readFileSync } from 'node:fs';
 import { getAddress, isAddress, type Address, type Hex } from 'viem';
 import { ConfigError } from './payment/errors.js';
@@ -23,6 +24,7 @@ export const ENV = {
   baseUrl: 'AGENT_SEARCH_BASE_URL',
   operator: 'AGENT_SEARCH_OPERATOR',
   service: 'AGENT_SEARCH_SERVICE',
+  answerTimeoutMs: 'AGENT_SEARCH_ANSWER_TIMEOUT_MS',
   network: 'X402_NETWORK',
   asset: 'X402_ASSET',
   assetName: 'X402_ASSET_NAME',
@@ -81,13 +83,9 @@ function network(raw: string): EvmNetwork {
 }
 
 function httpUrl(k: Key, raw: string): string {
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    throw new ConfigError(label(k), 'must be an http(s) URL');
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(label(k), 'must be an http(s) URL');
+  // The SDK's one endpoint check: http(s) and no credentials (URLs are shown in logs and errors).
+  const problem = endpointUrlProblem(raw);
+  if (problem !== null) throw new ConfigError(label(k), problem);
   return raw.replace(/\/+$/, '');
 }
 
@@ -153,6 +151,8 @@ export interface ServeConfig {
   baseUrlExplicit: boolean;
   operator: string;
   service: string | undefined;
+  /** An answer slower than this is abandoned with 504 and nothing is charged. */
+  answerTimeoutMs: number;
   /** null: payment not configured; the descriptor says enabled false, status ABSENT; paid routes answer 503. */
   payment: PaymentSetup | null;
 }
@@ -175,8 +175,9 @@ export function loadServeConfig(flags: Flags, env: Env): ServeConfig {
   const baseUrlExplicit = explicitBase !== undefined;
   const operator = get('operator', flags, env) ?? 'unnamed operator';
   const service = get('service', flags, env);
+  const answerTimeoutMs = int('answerTimeoutMs', flags, env, 10_000, 100, 600_000);
   const anyPayment = PAYMENT_KEYS.some((k) => get(k, flags, env) !== undefined);
-  if (!anyPayment) return { host, port, baseUrl, baseUrlExplicit, operator, service, payment: null };
+  if (!anyPayment) return { host, port, baseUrl, baseUrlExplicit, operator, service, answerTimeoutMs, payment: null };
 
   const t = terms(flags, env);
   const facilitatorUrl = get('facilitatorUrl', flags, env);
@@ -191,7 +192,7 @@ export function loadServeConfig(flags: Flags, env: Env): ServeConfig {
     if (gasPrivateKey === undefined) throw new ConfigError(`${label('gasKeyFile')} or ${ENV.gasKey}`, 'the in-process facilitator needs a gas-paying key');
     facilitator = { kind: 'local', rpcUrl: httpUrl('rpcUrl', rpcUrl), gasPrivateKey, confirmationTimeoutMs: int('confirmationTimeoutMs', flags, env, 30_000, 100, 600_000) };
   }
-  return { host, port, baseUrl, baseUrlExplicit, operator, service, payment: { terms: t, facilitator, chargeLogPath: get('chargeLog', flags, env) } };
+  return { host, port, baseUrl, baseUrlExplicit, operator, service, answerTimeoutMs, payment: { terms: t, facilitator, chargeLogPath: get('chargeLog', flags, env) } };
 }
 
 export interface FacilitatorServeConfig {

@@ -36,6 +36,27 @@ export interface CreateAppOptions {
   answerer: Pick<Answerer, 'answer'>;
   /** null/absent: payment not configured (status ABSENT, paid routes 503). */
   payment?: ServerPaymentOptions | null;
+  /**
+   * An answer that takes longer is abandoned: 504 `answer_timeout`, and the payment gate settles
+   * nothing (a non-2xx answer is never charged). Default 10_000 ms.
+   */
+  answerTimeoutMs?: number;
+}
+
+/** Default bound on one answer, ms. */
+export const DEFAULT_ANSWER_TIMEOUT_MS = 10_000;
+
+/** The answer, or a 504 result once `ms` have passed (the late answer is dropped). */
+async function answerWithin(answerer: Pick<Answerer, 'answer'>, path: (typeof PAID_PATHS)[number], params: URLSearchParams, ms: number): Promise<{ status: number; body: unknown }> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<{ status: number; body: unknown }>((resolve) => {
+    timer = setTimeout(() => resolve({ status: 504, body: { error: { code: 'answer_timeout', message: `no answer within ${ms} ms; nothing was charged` } } }), ms);
+  });
+  try {
+    return await Promise.race([answerer.answer(path, params), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Status string of the descriptor: payment configured or not. */
@@ -48,6 +69,8 @@ export const PAYMENT_STATUS = { live: 'LIVE', absent: 'ABSENT' } as const;
  */
 export function createApp(o: CreateAppOptions): Hono {
   const baseUrl = o.baseUrl.replace(/\/+$/, '');
+  const answerTimeoutMs = o.answerTimeoutMs ?? DEFAULT_ANSWER_TIMEOUT_MS;
+  if (!Number.isInteger(answerTimeoutMs) || answerTimeoutMs < 1) throw new RangeError('answerTimeoutMs must be a positive integer (ms)');
   const payment = o.payment ? { ...o.payment, terms: validateTerms(o.payment.terms) } : null;
   const enabled = payment !== null;
   const status = enabled ? PAYMENT_STATUS.live : PAYMENT_STATUS.absent;
@@ -91,7 +114,7 @@ export function createApp(o: CreateAppOptions): Hono {
       continue;
     }
     app.get(path, gate(path), async (c) => {
-      const result = await o.answerer.answer(path, new URL(c.req.url).searchParams);
+      const result = await answerWithin(o.answerer, path, new URL(c.req.url).searchParams, answerTimeoutMs);
       return c.json(result.body as object, result.status as ContentfulStatusCode);
     });
   }

@@ -52,6 +52,21 @@ describe('serve', () => {
     expect(c.payment?.facilitator).toMatchObject({ kind: 'local', rpcUrl: 'http://127.0.0.1:8545', gasPrivateKey: KEY });
   });
 
+  test('the answer timeout: 10 s by default, from flag or env, bounded', () => {
+    expect(loadServeConfig({}, {}).answerTimeoutMs).toBe(10_000);
+    expect(loadServeConfig({ 'answer-timeout-ms': '2500' }, {}).answerTimeoutMs).toBe(2500);
+    expect(loadServeConfig({}, { AGENT_SEARCH_ANSWER_TIMEOUT_MS: '700' }).answerTimeoutMs).toBe(700);
+    expect(errorOf(() => loadServeConfig({}, { AGENT_SEARCH_ANSWER_TIMEOUT_MS: '5' })).message).toMatch(/AGENT_SEARCH_ANSWER_TIMEOUT_MS/);
+  });
+
+  test('attack: credentials in an endpoint URL are refused and not echoed (URLs reach logs)', () => {
+    const e = errorOf(() => loadServeConfig({}, { ...payEnv, X402_FACILITATOR_URL: 'https://user:hunter2@fac.example' }));
+    expect(e.message).toMatch(/X402_FACILITATOR_URL/);
+    expect(e.message).toMatch(/credentials/);
+    expect(e.message).not.toContain('hunter2');
+    expect(errorOf(() => loadServeConfig({}, { ...payEnv, X402_RPC_URL: 'ftp://rpc.example', X402_GAS_KEY: KEY })).message).toMatch(/X402_RPC_URL/);
+  });
+
   test('a half-configured payment is an error naming the missing setting', () => {
     expect(errorOf(() => loadServeConfig({}, { X402_NETWORK: 'eip155:1' })).message).toMatch(/X402_ASSET/);
     expect(errorOf(() => loadServeConfig({}, payEnv)).message).toMatch(/X402_FACILITATOR_URL.*X402_RPC_URL/);

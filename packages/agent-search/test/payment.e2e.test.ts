@@ -401,6 +401,36 @@ describe('no answer, no charge', () => {
     }
   });
 
+  test('an answer slower than answerTimeoutMs is abandoned with 504 and charges nothing', async () => {
+    let late = 0;
+    const slow = await startServer({
+      operator: 'Test Operator',
+      answerTimeoutMs: 300,
+      answerer: { answer: () => new Promise((resolve) => setTimeout(() => { late += 1; resolve({ status: 200, body: { too: 'late' } }); }, 1500)) },
+      payment: { terms: chain.terms, facilitator },
+    });
+    try {
+      const target = `${slow.url}${PLACES}`;
+      const { header } = await quoteAndSign(target, chain.payer.privateKey);
+      let res!: Response;
+      const delta = await moved(async () => {
+        res = await fetch(target, { headers: { 'PAYMENT-SIGNATURE': header } });
+      });
+      expect(res.status).toBe(504);
+      expect((await errorOf(res)).code).toBe('answer_timeout');
+      expect(res.headers.get('PAYMENT-RESPONSE')).toBeNull();
+      expect(delta).toEqual({ payer: 0n, payee: 0n, transfers: 0 });
+      // The late answer arrives and is dropped; the authorization is not accepted again.
+      await new Promise((r) => setTimeout(r, 1400));
+      expect(late).toBe(1);
+      const again = await fetch(target, { headers: { 'PAYMENT-SIGNATURE': header } });
+      expect(again.status).toBe(402);
+      expect((await errorOf(again)).code).toBe(PAYMENT_CODES.alreadyUsed);
+    } finally {
+      await slow.close();
+    }
+  });
+
   test('a handler 4xx (bad parameter) charges nothing', async () => {
     const path = `${GEO_PLACES}?near=not-a-point`;
     const { header } = await quoteAndSign(url(path), chain.payer.privateKey);
