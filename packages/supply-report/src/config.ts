@@ -37,7 +37,7 @@ export interface PolygonContractConfig {
 export interface HttpConfig {
   /** Requests in flight at once, over all endpoints. Default 4. */
   concurrency: number;
-  /** Retries after a 429 or 503 (or rippled `slowDown`). Default 5. */
+  /** Retries after a 429 or 503 (or rippled `slowDown`), or a transport failure (refused, reset, hang up, timeout). Default 5. */
   retries: number;
   /** First backoff delay; doubles each retry. Default 500 ms. */
   backoffMs: number;

@@ -1,8 +1,9 @@
 /**
  * @module http
  * The only place that talks to chain endpoints: bounded concurrency over all endpoints, a token
- * bucket per endpoint, retry with exponential backoff on 429 and 503 honouring Retry-After, a reply
- * size cap and a timeout. Log lines go through `scrub`, so a key in an endpoint URL never reaches them.
+ * bucket per endpoint, retry with exponential backoff on 429 and 503 honouring Retry-After and on
+ * transport failures (connection refused or reset, socket hang up, timeout), a reply size cap and a
+ * timeout. Log lines go through `scrub`, so a key in an endpoint URL never reaches them.
  */
 import { SupplyReportError } from './errors.js';
 import { sha256Hex } from './json.js';
@@ -96,6 +97,61 @@ export function retryAfterMs(value: string | null, now = Date.now()): number | n
   return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
 
+/**
+ * A failure below HTTP: the connection was refused or reset, the socket hung up (a code in
+ * TRANSIENT_CODES), or no (complete) reply came within the timeout. Every request this package
+ * makes is a read, so sending it again is safe; `send` retries these with the same bounded backoff
+ * as a 503.
+ */
+class TransportFailure extends SupplyReportError {
+  constructor(
+    code: 'http' | 'timeout',
+    label: string,
+    /** What went wrong, without the label: shown in the retry line. */
+    readonly detail: string,
+  ) {
+    super(code, `${label}: ${detail}`);
+  }
+}
+
+/**
+ * Socket-level error codes worth another attempt: the peer refused or dropped the connection, the
+ * network was briefly unreachable, or undici gave up waiting. Anything else fetch rejects with (a
+ * "bad port", an unresolvable host, a TLS certificate error, a redirect refused) fails at once:
+ * sending the same request again cannot change the answer.
+ */
+const TRANSIENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EHOSTUNREACH',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+]);
+
+/** The socket error code behind a fetch failure (its `cause`, or the cause's own cause), if any. */
+function socketCode(err: Error): string | null {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && TRANSIENT_CODES.has(code)) return code;
+  }
+  return null;
+}
+
+function causeText(err: Error): string {
+  const code = socketCode(err);
+  const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
+  return `${err.message}${cause}${code && !cause.includes(code) ? ` [${code}]` : ''}`;
+}
+
 export class HttpClient {
   private readonly gate: Semaphore;
   private readonly buckets = new Map<string, TokenBucket>();
@@ -128,7 +184,8 @@ export class HttpClient {
   /**
    * Sends one request with retries. `endpoint` is the public URL (for logs and the rate limit key).
    * Throws SupplyReportError: `rate_limited` (429/503 after all retries or a Retry-After too long),
-   * `http` (any other non-2xx status, or a network failure), `timeout`, `bad_reply` (reply too large).
+   * `http` (any other non-2xx status, or a network failure still failing after all retries),
+   * `timeout` (still no reply after all retries), `bad_reply` (reply too large; not retried).
    */
   async send(endpoint: string, spec: RequestSpec): Promise<HttpReply> {
     const bucket = this.buckets.get(endpoint);
@@ -137,14 +194,30 @@ export class HttpClient {
     for (let attempt = 0; ; attempt++) {
       if (bucket) await bucket.take();
       await this.gate.acquire();
-      let reply: HttpReply;
+      let reply: HttpReply | null = null;
+      let failure: unknown = null;
       try {
         reply = await this.once(spec, attempt + 1);
       } catch (e) {
-        const msg = e instanceof SupplyReportError ? e.message : `${spec.label}: ${(e as Error).message}`;
-        throw e instanceof SupplyReportError ? new SupplyReportError(e.code, scrub(msg, this.secrets)) : new SupplyReportError('http', scrub(msg, this.secrets));
+        failure = e;
       } finally {
         this.gate.release();
+      }
+      if (reply === null) {
+        // The run log shows the last attempt: it had no HTTP status.
+        record.status = null;
+        record.attempts = attempt + 1;
+        const e = failure;
+        if (e instanceof TransportFailure && attempt < this.cfg.retries) {
+          const wait = Math.min(this.cfg.backoffMs * 2 ** attempt, this.cfg.maxBackoffMs);
+          // `detail` names the cause (e.g. ECONNRESET), never the URL; `say` scrubs it all the same.
+          this.say(`  ${spec.label}: ${endpoint} transport failure (${e.detail}); retry ${attempt + 1}/${this.cfg.retries} in ${wait} ms`);
+          await this.sleep(wait);
+          continue;
+        }
+        const tries = e instanceof TransportFailure ? ` after ${attempt + 1} attempt${attempt === 0 ? '' : 's'}` : '';
+        const msg = e instanceof SupplyReportError ? `${e.message}${tries}` : `${spec.label}: ${(e as Error).message}`;
+        throw new SupplyReportError(e instanceof SupplyReportError ? e.code : 'http', scrub(msg, this.secrets));
       }
       record.status = reply.status;
       record.attempts = attempt + 1;
@@ -190,8 +263,12 @@ export class HttpClient {
       });
     } catch (e) {
       const err = e as Error;
-      if (err.name === 'TimeoutError') throw new SupplyReportError('timeout', `${spec.label}: no reply within ${this.cfg.timeoutMs} ms`);
-      throw new SupplyReportError('http', `${spec.label}: request failed (${err.message}${err.cause instanceof Error ? `: ${err.cause.message}` : ''})`);
+      if (err.name === 'TimeoutError') throw new TransportFailure('timeout', spec.label, `no reply within ${this.cfg.timeoutMs} ms`);
+      // fetch rejects with a TypeError whose cause is the socket error (ECONNREFUSED, ECONNRESET,
+      // UND_ERR_SOCKET "other side closed", ...): those are retried; any other cause is final.
+      const detail = `request failed (${causeText(err)})`;
+      if (socketCode(err) !== null) throw new TransportFailure('http', spec.label, detail);
+      throw new SupplyReportError('http', `${spec.label}: ${detail}`);
     }
     const chunks: Uint8Array[] = [];
     let size = 0;
@@ -211,8 +288,10 @@ export class HttpClient {
       } catch (e) {
         if (e instanceof SupplyReportError) throw e;
         const err = e as Error;
-        if (err.name === 'TimeoutError') throw new SupplyReportError('timeout', `${spec.label}: reply not complete within ${this.cfg.timeoutMs} ms`);
-        throw new SupplyReportError('http', `${spec.label}: reading the reply failed (${err.message})`);
+        if (err.name === 'TimeoutError') throw new TransportFailure('timeout', spec.label, `reply not complete within ${this.cfg.timeoutMs} ms`);
+        const detail = `reading the reply failed (${causeText(err)})`;
+        if (socketCode(err) !== null) throw new TransportFailure('http', spec.label, detail);
+        throw new SupplyReportError('http', `${spec.label}: ${detail}`);
       }
     }
     const bytes = Buffer.concat(chunks);

@@ -25,6 +25,8 @@ export interface RowVerdict {
   error?: string;
   /** The reply's SHA-256 differs from the recorded one (informational: ledger indexes move too). */
   responseChanged: boolean;
+  /** Fields this row could not be compared on, with why (e.g. a field an older report lacks). */
+  unchecked?: string[];
   before?: Provenance['at'];
   now?: Provenance['at'];
 }
@@ -79,11 +81,21 @@ export async function verifyReport(doc: unknown, options: VerifyOptions = {}): P
   if (resolved) for (const c of CHAINS) client.limit(resolved[c].publicUrl, resolved[c].rateLimit);
   const ctx = (chain: ChainName): ChainContext => ({ chain, client, endpoint: endpoints[chain], log });
 
-  const check = async (chain: ChainName, subject: string, query: string, sha: string | undefined, before: Provenance['at'], fn: () => Promise<{ changes: Change[]; sha256: string; at: Provenance['at'] }>): Promise<RowVerdict> => {
+  const check = async (chain: ChainName, subject: string, query: string, sha: string | undefined, before: Provenance['at'], fn: () => Promise<{ changes: Change[]; sha256: string; at: Provenance['at']; unchecked?: string[] }>): Promise<RowVerdict> => {
     try {
-      const { changes, sha256, at } = await fn();
-      const v: RowVerdict = { chain, subject, query, status: changes.length ? 'drift' : 'unchanged', changes, responseChanged: sha !== undefined && sha !== sha256, ...(before ? { before } : {}), ...(at ? { now: at } : {}) };
-      log(`[${chain}] ${subject}: ${v.status}${changes.length ? ` (${changes.length} field${changes.length > 1 ? 's' : ''})` : ''}`);
+      const { changes, sha256, at, unchecked } = await fn();
+      const v: RowVerdict = {
+        chain,
+        subject,
+        query,
+        status: changes.length ? 'drift' : 'unchanged',
+        changes,
+        responseChanged: sha !== undefined && sha !== sha256,
+        ...(unchecked && unchecked.length ? { unchecked } : {}),
+        ...(before ? { before } : {}),
+        ...(at ? { now: at } : {}),
+      };
+      log(`[${chain}] ${subject}: ${v.status}${changes.length ? ` (${changes.length} field${changes.length > 1 ? 's' : ''})` : ''}${v.unchecked ? `; not compared: ${v.unchecked.join(', ')}` : ''}`);
       return v;
     } catch (e) {
       log(`[${chain}] ${subject}: query failed: ${errorText(e)}`);
@@ -137,6 +149,7 @@ export function formatVerdicts(result: VerifyResult): string {
     const where = r.now ? ` @${r.now.ledger}` : '';
     lines.push(`${r.status.toUpperCase().padEnd(9)} ${r.chain.padEnd(7)} ${r.subject}${where}${r.error ? `: ${r.error}` : ''}`);
     for (const c of r.changes) lines.push(`          ${c.field}: ${c.before ?? '(absent)'} -> ${c.now ?? '(absent)'}${c.delta ? ` (${c.delta})` : ''}`);
+    for (const u of r.unchecked ?? []) lines.push(`          not compared: ${u}`);
   }
   lines.push(`${result.unchanged} unchanged, ${result.drifted} drifted, ${result.failed} failed`);
   return lines.join('\n');

@@ -15,7 +15,7 @@ import { createWalletClient, http, type Address } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { Wallet } from 'xrpl';
 import { parseConfig, runReport, verifyReport, verifyExitCode, formatVerdicts, type RunLog, type SupplyReport } from '../src/index.js';
-import { startSolanaResponder, SolanaModel, type SolanaResponder } from './helpers/solana-responder.js';
+import { setAuthority, startSolanaResponder, SolanaModel, type SolanaResponder } from './helpers/solana-responder.js';
 import { Keypair, Operation, stellarFunded, stellarIssue, stellarSubmit, xrplIssue, xrplSubmit, xrplWallet } from './helpers/seed.js';
 
 const RLUSD_HEX = Buffer.from('RLUSD').toString('hex').padEnd(40, '0').toUpperCase();
@@ -159,7 +159,17 @@ describe('run on devnets', () => {
     expect(a?.note).toContain('carrying memos: 1 of its last');
     expect(JSON.parse(a?.query as string)).toEqual({ method: 'gateway_balances', params: [{ account: (w.a as Wallet).classicAddress, ledger_index: 'validated' }] });
     expect(a?.response_sha256).toMatch(/^[0-9a-f]{64}$/);
-    expect(typeof a?.at?.ledger).toBe('number');
+  });
+
+  it('XRPL rows name the validated ledger they were read from: its index and hash', async () => {
+    // Independent read: ask the devnet which ledger is validated and what its hash is.
+    const res = await fetch(xrpl.url, { method: 'POST', body: JSON.stringify({ method: 'account_info', params: [{ account: (w.b as Wallet).classicAddress, ledger_index: 'validated' }] }) });
+    const info = ((await res.json()) as { result: { ledger_index: number; ledger_hash: string; validated: boolean } }).result;
+    expect(info.validated).toBe(true);
+    expect(info.ledger_hash).toMatch(/^[0-9A-F]{64}$/);
+    expect(info.ledger_index).toBe(xrpl.ledger.validatedLedgerIndex);
+    for (const row of report.chains.xrpl.issuers) expect(row.at).toEqual({ ledger: info.ledger_index, hash: info.ledger_hash });
+    expect(report.chains.xrpl.issuers).toHaveLength(3);
 
     const b = report.chains.xrpl.issuers.find((r) => r.account === (w.b as Wallet).classicAddress);
     expect(b).toMatchObject({ domain: null, obligations: { EUR: '10' } });
@@ -225,6 +235,14 @@ describe('run on devnets', () => {
     expect(none).not.toHaveProperty('supply');
     expect(none).not.toHaveProperty('owner');
     expect(none?.note).toContain('No contract code');
+    expect(none?.code_size).toBe(0);
+    // Independent read: the runtime code viem sees at the pinned block.
+    for (const c of [tokens.plain, tokens.old, tokens.foreign] as Address[]) {
+      const code = await evm.publicClient.getCode({ address: c, blockNumber: BigInt(pg.at?.ledger as number) });
+      const row = pg.contracts.find((r) => r.address === c);
+      expect(row?.code_size).toBe(((code as string).length - 2) / 2);
+      expect(row?.code_size).toBeGreaterThan(0);
+    }
   });
 
   it('prints progress on the log, one line per subject (18 subjects)', () => {
@@ -268,6 +286,53 @@ describe('verify on devnets', () => {
     expect(failed).toMatchObject({ chain: 'solana', subject: MINT_PLAIN, error: expect.stringContaining('not a Token mint') });
     const group = result.rows.find((r) => r.subject === '(3 locked issuers, 1 unit each)');
     expect(group?.changes).toEqual([{ field: `assets.NFT.${(k.l1 as Keypair).publicKey()}`, before: '1.0000000', now: '0.0000000', delta: '-1' }]);
+    expect(verifyExitCode(result)).toBe(2);
+  });
+
+  it('re-checks the supporting facts: XRPL domain, Stellar locked, Solana mint authority, Polygon code size (old -> new)', async () => {
+    const domainHex = Buffer.from('issuer-b.example').toString('hex').toUpperCase();
+    await xrplSubmit(xrpl, w.b as Wallet, { TransactionType: 'AccountSet', Domain: domainHex });
+    stellarSubmit(stellar, k.plain as Keypair, [Operation.setOptions({ masterWeight: 0 })]);
+    setAuthority(sol.model, MINT_PLAIN, 'mintAuthority', null);
+    // anvil_setCode puts one byte (STOP) at the address that had none: owner() and totalSupply()
+    // still answer nothing, so only the code size moves.
+    const setCode = await fetch(evm.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'anvil_setCode', params: [NO_CODE, '0x00'] }) });
+    expect(((await setCode.json()) as { error?: unknown }).error).toBeUndefined();
+
+    const result = await verifyReport(report, { config, env: { SOL_KEY } });
+    const changes = Object.fromEntries(result.rows.map((r) => [r.subject, r.changes]));
+    expect(changes[(w.b as Wallet).classicAddress]).toEqual([{ field: 'domain', before: null, now: 'issuer-b.example' }]);
+    expect(changes[(k.plain as Keypair).publicKey()]).toContainEqual({ field: 'locked', before: 'false', now: 'true' });
+    expect(changes[MINT_PLAIN]).toContainEqual({ field: 'mintAuthority', before: 'BJE5MMbqXjVwjAF7oxwPYXnTXDyspzZyt4vwenNw5ruG', now: null });
+    expect(changes[NO_CODE]).toEqual([{ field: 'code_size', before: '0', now: '1', delta: '+1' }]);
+    // Facts that did not move show nothing: the merged issuer's date, the group's members still locked, the other authorities.
+    expect(changes[(k.merged as Keypair).publicKey()]).toEqual([]);
+    expect(changes['(3 locked issuers, 1 unit each)']?.filter((c) => c.field.startsWith('locked.'))).toEqual([]);
+    expect(changes[MINT_2022]).toEqual([]);
+    expect(result.failed).toBe(0);
+    expect(verifyExitCode(result)).toBe(1);
+    const table = formatVerdicts(result);
+    expect(table).toContain('domain: (absent) -> issuer-b.example');
+    expect(table).toContain('locked: false -> true');
+    expect(table).toContain('code_size: 0 -> 1 (+1)');
+
+    // A report made before code_size existed: the code size is not compared, and the verdict says so.
+    const old = structuredClone(report);
+    for (const c of old.chains.polygon.contracts) delete (c as { code_size?: number }).code_size;
+    const oldResult = await verifyReport(old, { config, env: { SOL_KEY } });
+    const noCode = oldResult.rows.find((r) => r.subject === NO_CODE);
+    expect(noCode).toMatchObject({ status: 'unchanged', changes: [], unchecked: ['code_size (not recorded: the report predates the field)'] });
+    expect(formatVerdicts(oldResult)).toContain('not compared: code_size (not recorded: the report predates the field)');
+    expect(result.rows.find((r) => r.subject === NO_CODE)).not.toHaveProperty('unchecked');
+  });
+
+  it('a supporting-fact request that fails fails the row (exit 2), even when the supply query answered', async () => {
+    const broken = structuredClone(report);
+    const row = broken.chains.solana.mints.find((m) => m.mint === MINT_2022) as { mint: string };
+    // The supply query still names the real mint; the row's own mint (used for getAccountInfo) is one the responder does not know.
+    row.mint = NOT_A_MINT;
+    const result = await verifyReport(broken, { config, env: { SOL_KEY } });
+    expect(result.rows.find((r) => r.subject === NOT_A_MINT)).toMatchObject({ status: 'failed', error: expect.stringContaining(`getAccountInfo ${NOT_A_MINT}`) });
     expect(verifyExitCode(result)).toBe(2);
   });
 

@@ -5,9 +5,9 @@
  * error (userinfo becomes a Basic header, never a logged URL).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_HTTP, HttpClient, retryAfterMs, resolveEndpoint, SupplyReportError, TokenBucket } from '../src/index.js';
+import { DEFAULT_HTTP, HttpClient, parseConfig, retryAfterMs, resolveEndpoint, runReport, SupplyReportError, TokenBucket } from '../src/index.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse, n: number) => void;
 let handler: Handler = (_q, res) => res.end('{}');
@@ -134,9 +134,172 @@ describe('rate limit, concurrency and size cap', () => {
     await expect(new HttpClient({ ...cfg, maxResponseBytes: 1024 }, []).send(base, { method: 'GET', url: base, label: 'x' })).rejects.toMatchObject({ code: 'bad_reply' });
   });
 
-  it('times out a silent server', async () => {
+  it('times out a silent server, retrying the timeout like any transport failure', async () => {
     reset(() => {});
-    await expect(new HttpClient({ ...cfg, timeoutMs: 200 }, []).send(base, { method: 'GET', url: base, label: 'x' })).rejects.toMatchObject({ code: 'timeout' });
+    const lines: string[] = [];
+    const err = await new HttpClient({ ...cfg, timeoutMs: 200, backoffMs: 1 }, [], (l) => lines.push(l)).send(base, { method: 'GET', url: base, label: 'x' }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'timeout', message: 'x: no reply within 200 ms after 4 attempts' });
+    expect(hits).toBe(4);
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toContain('transport failure (no reply within 200 ms); retry 1/3');
+  });
+});
+
+/**
+ * A raw TCP server that answers like HTTP/1.1 but misbehaves on the first connections: it resets
+ * them (TCP RST), closes them after reading the request without a byte of reply (socket hang up),
+ * or sends the status line and half the promised body, then resets (a reply cut off mid-body).
+ */
+type Misbehaviour = 'reset' | 'hangup' | 'partial' | 'ok';
+function startFlakyServer(plan: (n: number) => Misbehaviour): Promise<{ url: string; connections: () => number; requests: string[]; close: () => Promise<void> }> {
+  let n = 0;
+  const requests: string[] = [];
+  const sockets = new Set<Socket>();
+  const srv: TcpServer = createTcpServer((sock) => {
+    sockets.add(sock);
+    sock.on('close', () => sockets.delete(sock));
+    sock.on('error', () => {});
+    n += 1;
+    const what = plan(n);
+    let buf = '';
+    sock.on('data', (d) => {
+      buf += d.toString('latin1');
+      const end = buf.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      requests.push(buf.slice(0, buf.indexOf('\r\n')));
+      if (what === 'reset') sock.resetAndDestroy();
+      else if (what === 'hangup') sock.destroy();
+      else if (what === 'partial') {
+        sock.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"half":');
+        setTimeout(() => sock.resetAndDestroy(), 20);
+      }
+      else {
+        const body = '{"ok":true}';
+        sock.end(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`);
+      }
+    });
+  });
+  return new Promise((resolve) =>
+    srv.listen(0, '127.0.0.1', () =>
+      resolve({
+        url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`,
+        connections: () => n,
+        requests,
+        close: () =>
+          new Promise<void>((r) => {
+            for (const s of sockets) s.destroy();
+            srv.close(() => r());
+          }),
+      }),
+    ),
+  );
+}
+
+describe('transport failures are retried with the same bounded backoff', () => {
+  it('a server that resets the first two connections (TCP RST), then answers: the reply comes back on attempt 3', async () => {
+    const flaky = await startFlakyServer((n) => (n <= 2 ? 'reset' : 'ok'));
+    try {
+      const lines: string[] = [];
+      const t0 = performance.now();
+      const reply = await new HttpClient(cfg, [], (l) => lines.push(l)).send(flaky.url, { method: 'POST', url: `${flaky.url}/rpc`, body: '{}', label: 'gateway_balances rX' });
+      expect(reply).toMatchObject({ status: 200, text: '{"ok":true}', attempts: 3 });
+      expect(flaky.connections()).toBe(3);
+      expect(flaky.requests).toEqual(['POST /rpc HTTP/1.1', 'POST /rpc HTTP/1.1', 'POST /rpc HTTP/1.1']);
+      expect(performance.now() - t0).toBeGreaterThanOrEqual(40 + 80 - 5);
+      expect(lines.map((l) => /transport failure .*; retry (\d)\/3 in (\d+) ms/.exec(l)?.slice(1))).toEqual([['1', '40'], ['2', '80']]);
+      expect(lines[0]).toContain('ECONNRESET');
+    } finally {
+      await flaky.close();
+    }
+  });
+
+  it('a server that hangs up after reading the request (socket hang up), then answers', async () => {
+    const flaky = await startFlakyServer((n) => (n === 1 ? 'hangup' : 'ok'));
+    try {
+      const reply = await new HttpClient({ ...cfg, backoffMs: 1 }, []).send(flaky.url, { method: 'GET', url: flaky.url, label: 'x' });
+      expect(reply.attempts).toBe(2);
+      expect(flaky.requests).toHaveLength(2);
+    } finally {
+      await flaky.close();
+    }
+  });
+
+  it('a reply cut off mid-body is retried too, and the complete reply is the one returned', async () => {
+    const flaky = await startFlakyServer((n) => (n === 1 ? 'partial' : 'ok'));
+    try {
+      const lines: string[] = [];
+      const reply = await new HttpClient({ ...cfg, backoffMs: 1 }, [], (l) => lines.push(l)).send(flaky.url, { method: 'GET', url: flaky.url, label: 'x' });
+      expect(reply).toMatchObject({ status: 200, text: '{"ok":true}', attempts: 2 });
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain('reading the reply failed');
+    } finally {
+      await flaky.close();
+    }
+  });
+
+  it('connection refused on every attempt: fails after retries + 1 attempts, code http, cause named, URL secret scrubbed', async () => {
+    // Take a port, then free it, so nothing listens there.
+    const probe = await startFlakyServer(() => 'ok');
+    const dead = probe.url;
+    await probe.close();
+    const ep = resolveEndpoint(`${dead}/rpc?api-key=\${KEY}`, undefined, { KEY: 'refused-secret-77' }, 'xrpl.endpoint');
+    const lines: string[] = [];
+    const client = new HttpClient({ ...cfg, backoffMs: 1 }, ep.secrets, (l) => lines.push(l));
+    const err = (await client.send(ep.publicUrl, { method: 'POST', url: ep.url, body: '{}', label: 'x' }).catch((e: unknown) => e)) as Error;
+    expect(err).toMatchObject({ code: 'http', message: expect.stringMatching(/ECONNREFUSED.*after 4 attempts$/) });
+    expect(lines).toHaveLength(3);
+    expect(lines.every((l) => l.includes('transport failure'))).toBe(true);
+    expect(`${lines.join('\n')}${err.message}`).not.toContain('refused-secret-77');
+    expect(client.requests[0]).toMatchObject({ endpoint: ep.publicUrl, status: null, attempts: 4 });
+  });
+
+  it('a failure no retry can change (fetch refuses port 9, a "bad port") fails at once, without retry lines', async () => {
+    const lines: string[] = [];
+    const client = new HttpClient({ ...cfg, backoffMs: 1 }, [], (l) => lines.push(l));
+    const err = await client.send('http://127.0.0.1:9', { method: 'GET', url: 'http://127.0.0.1:9/', label: 'x' }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'http', message: 'x: request failed (fetch failed: bad port)' });
+    expect(lines).toEqual([]);
+    expect(client.requests[0]).toMatchObject({ attempts: 1, status: null });
+  });
+
+  it('http.retries 0 turns the retry off: one attempt, then the failure', async () => {
+    const flaky = await startFlakyServer(() => 'reset');
+    try {
+      const err = await new HttpClient({ ...cfg, retries: 0 }, []).send(flaky.url, { method: 'GET', url: flaky.url, label: 'x' }).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'http', message: expect.stringContaining('after 1 attempt') });
+      expect(flaky.connections()).toBe(1);
+    } finally {
+      await flaky.close();
+    }
+  });
+
+  it('a row whose request still fails after the retries is left out of the report and listed in the run log', async () => {
+    const flaky = await startFlakyServer(() => 'reset');
+    try {
+      const account = 'rf1BiGeXwwQoi8Z2ueFYTEXSwuJYfV2Jpn';
+      const config = parseConfig({
+        xrpl: { endpoint: flaky.url, issuers: [account] },
+        stellar: { endpoint: 'http://127.0.0.1:9/', issuers: [] },
+        solana: { endpoint: 'http://127.0.0.1:9/', mints: [] },
+        polygon: { endpoint: 'http://127.0.0.1:9/', owner: `0x${'1'.repeat(40)}`, contracts: [] },
+        http: { retries: 2, backoffMs: 1 },
+      });
+      const lines: string[] = [];
+      const { report, runLog } = await runReport(config, { log: (l) => lines.push(l) });
+      expect(report.chains.xrpl.issuers).toEqual([]);
+      expect(runLog.omitted).toEqual([{ chain: 'xrpl', subject: account, query: expect.stringContaining('gateway_balances'), reason: expect.stringMatching(/request failed .*after 3 attempts$/) }]);
+      expect(runLog.requests).toEqual([{ endpoint: flaky.url, label: `[xrpl] gateway_balances ${account}`, status: null, attempts: 3 }]);
+      expect(flaky.connections()).toBe(3);
+      expect(lines.filter((l) => l.includes('transport failure'))).toHaveLength(2);
+    } finally {
+      await flaky.close();
+    }
+  });
+
+  it('a reply over the size cap is not a transport failure: refused at once, not retried', async () => {
+    reset((_q, res) => res.end('x'.repeat(5000)));
+    await expect(new HttpClient({ ...cfg, maxResponseBytes: 1024 }, []).send(base, { method: 'GET', url: base, label: 'x' })).rejects.toMatchObject({ code: 'bad_reply' });
+    expect(hits).toBe(1);
   });
 });
 

@@ -182,6 +182,8 @@ export class XrplLedger {
   private readonly byAccount = new Map<string, string[]>();
   /** Account roots as the last closed (validated) ledger holds them. */
   private validatedAccounts = new Map<string, AccountState>();
+  /** Trust lines as the last closed (validated) ledger holds them (copies taken at close). */
+  private validatedLines = new Map<string, TrustLine>();
 
   constructor(options: LedgerOptions = {}) {
     this.networkId = options.networkId ?? 21337;
@@ -216,6 +218,10 @@ export class XrplLedger {
   /** Every trust line the account is on (as holder or issuer). */
   trustLinesOf(address: string): TrustLine[] {
     return [...this.lines.values()].filter((l) => l.holder === address || l.issuer === address);
+  }
+  /** Every trust line the account is on in the last validated ledger. */
+  validatedTrustLinesOf(address: string): TrustLine[] {
+    return [...this.validatedLines.values()].filter((l) => l.holder === address || l.issuer === address);
   }
   mptIssuance(id: string): MptIssuance | undefined {
     return this.issuances.get(id.toUpperCase());
@@ -258,6 +264,7 @@ export class XrplLedger {
     const closed = this.openIndex;
     for (const rec of this.txs.values()) if (!rec.validated && rec.ledgerIndex === closed) rec.validated = true;
     this.validatedAccounts = new Map([...this.accounts].map(([k, a]) => [k, copyAccount(a)]));
+    this.validatedLines = new Map([...this.lines].map(([k, l]) => [k, { ...l }]));
     this.openIndex += 1;
     return closed;
   }

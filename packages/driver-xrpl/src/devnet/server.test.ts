@@ -105,6 +105,55 @@ describe('devnet JSON-RPC shapes', () => {
     expect(await rpc('account_info', { account: address, ledger_index: 'nope' })).toMatchObject({ error: 'invalidParams' });
   });
 
+  it('gateway_balances asked with ledger_index "validated" sums the validated ledger and names it (index, hash, validated: true), like rippled', async () => {
+    const { address: issuerAddress, seed } = devnet.faucet();
+    const issuer = Wallet.fromSeed(seed as string);
+    const holder = Wallet.generate();
+    devnet.faucet(holder.classicAddress);
+    const seq = (a: string) => devnet.ledger.account(a)?.sequence as number;
+    const trust = holder.sign({ TransactionType: 'TrustSet', Account: holder.classicAddress, Fee: '12', Sequence: seq(holder.classicAddress), LimitAmount: { currency: 'USD', issuer: issuerAddress, value: '100' } } as never);
+    expect((await rpc('submit', { tx_blob: trust.tx_blob }))['engine_result']).toBe('tesSUCCESS');
+    // The issuer exists in the open ledger only: the validated ledger does not know it yet.
+    expect(await rpc('gateway_balances', { account: issuerAddress, ledger_index: 'validated' })).toMatchObject({ error: 'actNotFound', validated: true, ledger_index: devnet.ledger.validatedLedgerIndex });
+    devnet.closeLedger();
+    const pay = issuer.sign({ TransactionType: 'Payment', Account: issuerAddress, Destination: holder.classicAddress, Fee: '12', Sequence: seq(issuerAddress), Amount: { currency: 'USD', issuer: issuerAddress, value: '5.25' } } as never);
+    expect((await rpc('submit', { tx_blob: pay.tx_blob }))['engine_result']).toBe('tesSUCCESS');
+
+    // Payment applied to the open ledger only: the validated answer has no obligations yet.
+    const before = await rpc('gateway_balances', { account: issuerAddress, ledger_index: 'validated' });
+    expect(before).toMatchObject({ account: issuerAddress, status: 'success', validated: true, ledger_index: devnet.ledger.validatedLedgerIndex });
+    expect(before['ledger_hash']).toMatch(/^[0-9A-F]{64}$/);
+    expect(before).not.toHaveProperty('obligations');
+    expect(before).not.toHaveProperty('ledger_current_index');
+    const open = await rpc('gateway_balances', { account: issuerAddress });
+    expect(open).toMatchObject({ obligations: { USD: '5.25' }, validated: false, ledger_current_index: devnet.ledger.currentLedgerIndex });
+    expect(open).not.toHaveProperty('ledger_hash');
+    expect(await rpc('gateway_balances', { account: issuerAddress, ledger_index: 'current' })).toMatchObject({ obligations: { USD: '5.25' }, validated: false });
+
+    devnet.closeLedger();
+    const after = await rpc('gateway_balances', { account: issuerAddress, ledger_index: 'validated' });
+    expect(after).toMatchObject({ obligations: { USD: '5.25' }, validated: true, ledger_index: devnet.ledger.validatedLedgerIndex });
+    expect(after['ledger_index']).toBe((before['ledger_index'] as number) + 1);
+    // Devnet model: a deterministic hash per validated ledger: a new ledger, a new hash; the same
+    // ledger asked again (or through account_info or by its index), the same hash.
+    expect(after['ledger_hash']).toMatch(/^[0-9A-F]{64}$/);
+    expect(after['ledger_hash']).not.toBe(before['ledger_hash']);
+    expect((await rpc('gateway_balances', { account: issuerAddress, ledger_index: devnet.ledger.validatedLedgerIndex }))['ledger_hash']).toBe(after['ledger_hash']);
+    expect((await rpc('account_info', { account: issuerAddress, ledger_index: 'validated' }))['ledger_hash']).toBe(after['ledger_hash']);
+
+    // Later edits to the open ledger do not leak into the validated answer (it is a copy).
+    const pay2 = issuer.sign({ TransactionType: 'Payment', Account: issuerAddress, Destination: holder.classicAddress, Fee: '12', Sequence: seq(issuerAddress), Amount: { currency: 'USD', issuer: issuerAddress, value: '1' } } as never);
+    expect((await rpc('submit', { tx_blob: pay2.tx_blob }))['engine_result']).toBe('tesSUCCESS');
+    expect((await rpc('gateway_balances', { account: issuerAddress, ledger_index: 'validated' }))['obligations']).toEqual({ USD: '5.25' });
+    expect((await rpc('gateway_balances', { account: issuerAddress }))['obligations']).toEqual({ USD: '6.25' });
+
+    // Refusals, as for account_info.
+    expect(await rpc('gateway_balances', { account: issuerAddress, ledger_index: 1 })).toMatchObject({ error: 'notImpl' });
+    expect(await rpc('gateway_balances', { account: issuerAddress, ledger_index: 'nope' })).toMatchObject({ error: 'invalidParams' });
+    expect(await rpc('gateway_balances', { ledger_index: 'validated' })).toMatchObject({ error: 'invalidParams' });
+    expect(await rpc('gateway_balances', { account: 'nope', ledger_index: 'validated' })).toMatchObject({ error: 'actMalformed' });
+  });
+
   it('account_tx: validated ledgers only, ranges, newest first or forward, limit and marker, v1 and v2 entries', async () => {
     const { address } = devnet.faucet();
     devnet.closeLedger();

@@ -8,7 +8,7 @@ import { hashes, Wallet } from 'xrpl';
 import { classicAddressToXAddress } from 'ripple-address-codec';
 import { LEGACY_NETWORK_ID_MAX } from '../constants.js';
 import { bytesToHex, compareAccountIds, formatScaled, isClassicAddress, sha512Half } from '../util.js';
-import { IOU_SCALE, engineMessage, engineResultCode, type AccountState, type TxRecord, type XrplLedger } from './ledger.js';
+import { IOU_SCALE, engineMessage, engineResultCode, type AccountState, type TrustLine, type TxRecord, type XrplLedger } from './ledger.js';
 
 type Json = Record<string, unknown>;
 
@@ -71,7 +71,7 @@ export class DevnetRpc {
       case 'account_objects':
         return this.withAccount(p, request, (a) => this.accountObjects(a, p['type']));
       case 'gateway_balances':
-        return this.withAccount(p, request, (a) => this.gatewayBalances(a));
+        return this.gatewayBalancesAt(p, request);
       case 'account_tx':
         return this.accountTx(p, request, v2);
       case 'ledger_entry':
@@ -165,6 +165,44 @@ export class DevnetRpc {
   }
 
   /**
+   * Which ledger a request's `ledger_index` names: the open one (`current`, the default, or its
+   * index) or the last validated one (`validated`, `closed`, or its index), with the fields rippled
+   * adds for it: `ledger_current_index` + `validated: false`, or `ledger_index` + `ledger_hash` +
+   * `validated: true`. Older ledgers are not kept: notImpl. Anything else: invalidParams.
+   */
+  private pickLedger(p: Json, request: Json): { validated: boolean; where: Json } | { error: Json } {
+    const which = p['ledger_index'] ?? 'current';
+    const l = this.ledger;
+    let validated: boolean;
+    if (which === 'current' || which === l.currentLedgerIndex) validated = false;
+    else if (which === 'validated' || which === 'closed' || which === l.validatedLedgerIndex) validated = true;
+    else if (typeof which === 'number' || (typeof which === 'string' && /^\d+$/.test(which))) {
+      return { error: rpcError('notImpl', 'Not implemented: the devnet keeps the open and the last validated ledger only.', request) };
+    } else return { error: rpcError('invalidParams', 'ledgerIndexMalformed', request) };
+    const where: Json = validated
+      ? { ledger_hash: this.ledgerHash(l.validatedLedgerIndex), ledger_index: l.validatedLedgerIndex, validated: true }
+      : { ledger_current_index: l.currentLedgerIndex, validated: false };
+    return { validated, where };
+  }
+
+  /**
+   * gateway_balances from the open ledger (default) or the last validated one, like account_info:
+   * asked with `ledger_index: "validated"` it sums the validated ledger's trust lines and answers
+   * with `ledger_index`, `ledger_hash` and `validated: true`.
+   */
+  private gatewayBalancesAt(p: Json, request: Json): Json {
+    const address = p['account'];
+    if (typeof address !== 'string') return rpcError('invalidParams', "Missing field 'account'.", request);
+    if (!isClassicAddress(address)) return rpcError('actMalformed', 'Account malformed.', request);
+    const picked = this.pickLedger(p, request);
+    if ('error' in picked) return picked.error;
+    const a = picked.validated ? this.ledger.validatedAccount(address) : this.ledger.account(address);
+    if (!a) return rpcError('actNotFound', 'Account not found.', request, picked.where);
+    const lines = picked.validated ? this.ledger.validatedTrustLinesOf(address) : this.ledger.trustLinesOf(address);
+    return { ...this.gatewayBalances(a, lines), ...picked.where, status: 'success' };
+  }
+
+  /**
    * account_info answers from the open ledger (`current`, the default) or from the last validated
    * one (`validated`, `closed`, or its index), with rippled's `ledger_current_index` or
    * `ledger_index` + `ledger_hash` + `validated: true`. Older ledgers are not kept: notImpl.
@@ -173,17 +211,10 @@ export class DevnetRpc {
     const address = p['account'];
     if (typeof address !== 'string') return rpcError('invalidParams', "Missing field 'account'.", request);
     if (!isClassicAddress(address)) return rpcError('actMalformed', 'Account malformed.', request);
-    const which = p['ledger_index'] ?? 'current';
+    const picked = this.pickLedger(p, request);
+    if ('error' in picked) return picked.error;
+    const { validated, where } = picked;
     const l = this.ledger;
-    let validated: boolean;
-    if (which === 'current' || which === l.currentLedgerIndex) validated = false;
-    else if (which === 'validated' || which === 'closed' || which === l.validatedLedgerIndex) validated = true;
-    else if (typeof which === 'number' || (typeof which === 'string' && /^\d+$/.test(which))) {
-      return rpcError('notImpl', 'Not implemented: the devnet keeps the open and the last validated ledger only.', request);
-    } else return rpcError('invalidParams', 'ledgerIndexMalformed', request);
-    const where: Json = validated
-      ? { ledger_hash: this.ledgerHash(l.validatedLedgerIndex), ledger_index: l.validatedLedgerIndex, validated: true }
-      : { ledger_current_index: l.currentLedgerIndex, validated: false };
     const a = validated ? l.validatedAccount(address) : l.account(address);
     if (!a) return rpcError('actNotFound', 'Account not found.', request, where);
     const data = this.accountRootJson(a);
@@ -207,7 +238,12 @@ export class DevnetRpc {
     return { ...out, ...where, status: 'success' };
   }
 
-  /** A stable stand-in for a closed ledger's hash (the devnet has no real ledger headers). */
+  /**
+   * A stable stand-in for a closed ledger's hash. Devnet model: the devnet builds no ledger headers
+   * (no state tree, no transaction tree), so it cannot compute rippled's real hash; it derives a
+   * deterministic 64-hex value per (network id, ledger index) with SHA-512Half instead. Same ledger,
+   * same hash, in every reply that names it; a different ledger, a different hash.
+   */
   private ledgerHash(index: number): string {
     return bytesToHex(sha512Half(Buffer.from(`vault-xrpl-devnet:ledger:${this.ledger.networkId}:${index}`))).toUpperCase();
   }
@@ -310,10 +346,10 @@ export class DevnetRpc {
     return rpcError('notImpl', 'Not implemented: the devnet answers ledger_entry for mpt_issuance and account_root only.', request);
   }
 
-  private gatewayBalances(a: AccountState): Json {
+  private gatewayBalances(a: AccountState, lines: TrustLine[]): Json {
     const obligations: Record<string, bigint> = {};
     const balances: Record<string, { currency: string; value: string }[]> = {};
-    for (const l of this.ledger.trustLinesOf(a.address)) {
+    for (const l of lines) {
       if (l.issuer === a.address) obligations[l.currency] = (obligations[l.currency] ?? 0n) + l.balance;
       else if (l.balance > 0n) (balances[l.issuer] ??= []).push({ currency: l.currency, value: formatScaled(l.balance, IOU_SCALE) });
     }

@@ -209,6 +209,24 @@ describe('SupplyReport', () => {
     (badSha.chains.polygon.contracts[0] as { response_sha256: string }).response_sha256 = 'xyz';
     expect(failure(SupplyReportSchema, badSha).path).toBe('chains.polygon.contracts.0.response_sha256');
   });
+  it('accepts a Polygon contract code_size that is a non-negative integer and refuses any other', () => {
+    const contract = { address: `0x${'2'.repeat(40)}`, label: 'T', code_size: 1234 };
+    const doc = (c: Record<string, unknown>) => ({
+      derivedAt: '2026-11-22T00:00:00Z',
+      rule: 'r',
+      chains: {
+        xrpl: { endpoint: 'http://x', issuers: [] },
+        stellar: { endpoint: 'http://s', issuers: [] },
+        solana: { endpoint: 'http://sol', mints: [] },
+        polygon: { endpoint: 'http://p', owner: `0x${'1'.repeat(40)}`, contracts: [c], query: 'eth_call', note: 'n' },
+      },
+    });
+    expect(SupplyReportSchema.safeParse(doc(contract)).success).toBe(true);
+    expect(SupplyReportSchema.safeParse(doc({ ...contract, code_size: 0 })).success).toBe(true);
+    for (const bad of [-1, 1.5, '1234', null]) {
+      expect(failure(SupplyReportSchema, doc({ ...contract, code_size: bad })).path).toBe('chains.polygon.contracts.0.code_size');
+    }
+  });
 });
 
 describe('JSON Schema generation', () => {

@@ -55,6 +55,8 @@ export const PolygonContractSchema = z.strictObject({
   note: z.string().optional(),
   /** The exact JSON-RPC request (a batch of eth_call and eth_getCode pinned to one block) behind the row. */
   query: z.string().min(1).optional(),
+  /** Bytes of runtime code eth_getCode returned at the row's block (0: no code). Optional: reports made before it existed lack it. */
+  code_size: z.int().min(0).optional(),
   ...Provenance,
 });
 

@@ -133,6 +133,7 @@ export async function collectPolygonContract(ctx: ChainContext, c: { address: st
     ...(f.supply !== null ? { supply: f.supply.toString() } : {}),
     note: contractNote(f, chainOwner, block),
     query,
+    code_size: f.codeSize,
     at: { ledger: Number(block.number), hash: block.hash },
     response_sha256: reply.sha256,
   };
@@ -145,8 +146,11 @@ export function polygonChainQuery(block: Block): string {
 /**
  * Re-runs a contract row at `block` (the current head): the row's batch with only its block tag
  * moved, since a pinned re-run shows no drift by construction and most public nodes prune old state.
+ * Compares supply, owner and `code_size`. A report made before `code_size` existed has none: its
+ * code size is not compared (the note's prose is not parsed back) and the verdict says so in
+ * `unchecked`, rather than guessing a value or failing a report that is otherwise re-runnable.
  */
-export async function reverifyPolygonRow(ctx: ChainContext, row: PolygonContractRow, block: Block): Promise<{ changes: Change[]; sha256: string; at: Provenance['at'] }> {
+export async function reverifyPolygonRow(ctx: ChainContext, row: PolygonContractRow, block: Block): Promise<{ changes: Change[]; sha256: string; at: Provenance['at']; unchecked: string[] }> {
   if (!row.query) throw new SupplyReportError('bad_query', `polygon row ${row.address}: no query recorded`);
   const original = parseJsonExact(row.query, 'row query');
   if (!Array.isArray(original) || original.length !== 4) throw new SupplyReportError('bad_query', `polygon row ${row.address}: query is not the 4-call batch`);
@@ -159,9 +163,10 @@ export async function reverifyPolygonRow(ctx: ChainContext, row: PolygonContract
   const changes = [
     ...diffFigures('', row.supply !== undefined ? { supply: row.supply } : {}, f.supply !== null ? { supply: f.supply.toString() } : {}).map((c) => ({ ...c, field: c.field.slice(1) })),
     ...diffText('owner', row.owner, f.owner ?? undefined),
-    ...diffText('codeSize', /code ([0-9]+) bytes/.exec(row.note ?? '')?.[1] ?? (row.note?.startsWith('No contract code') ? '0' : null), String(f.codeSize)),
+    ...(row.code_size !== undefined ? diffFigures('', { code_size: String(row.code_size) }, { code_size: String(f.codeSize) }).map((c) => ({ ...c, field: c.field.slice(1) })) : []),
   ];
-  return { changes, sha256: reply.sha256, at: { ledger: Number(block.number), hash: block.hash } };
+  const unchecked = row.code_size === undefined ? ['code_size (not recorded: the report predates the field)'] : [];
+  return { changes, sha256: reply.sha256, at: { ledger: Number(block.number), hash: block.hash }, unchecked };
 }
 
 export type { PolygonChain };

@@ -9,8 +9,8 @@
 import type { SolanaMintRow } from '../report-types.js';
 import { unitsToDecimal, normalizeDecimal } from '../decimal.js';
 import { SupplyReportError } from '../errors.js';
-import { isObject, stringifyExact, toBigInt, type Json } from '../json.js';
-import { diffFigures, jsonRpcResult, postQuery, type Change, type ChainContext, type Provenance } from './common.js';
+import { isObject, parseJsonExact, stringifyExact, toBigInt, type Json } from '../json.js';
+import { diffFigures, diffText, jsonRpcResult, postQuery, type Change, type ChainContext, type Provenance } from './common.js';
 
 export const TOKEN_PROGRAMS = ['spl-token', 'spl-token-2022'] as const;
 
@@ -156,9 +156,29 @@ export function leadingDecimal(supply: string): string {
   return normalizeDecimal(m[0]);
 }
 
+/** The commitment a recorded getTokenSupply query asked for (the supporting re-reads use the same one). */
+function queryCommitment(query: string, mint: string): string {
+  const q = parseJsonExact(query, 'row query');
+  const params = isObject(q) ? q['params'] : undefined;
+  const opts = Array.isArray(params) ? params[1] : undefined;
+  const c = isObject(opts) ? opts['commitment'] : undefined;
+  if (!isObject(q) || q['method'] !== 'getTokenSupply' || !Array.isArray(params)) throw new SupplyReportError('bad_query', `solana row ${mint}: query is not a getTokenSupply request`);
+  return typeof c === 'string' ? c : 'finalized';
+}
+
+/**
+ * Re-runs a row's query and lists what changed: supply and decimals, then the supporting facts
+ * `mintAuthority` and `freezeAuthority` from getAccountInfo (jsonParsed, the query's commitment),
+ * each compared when the row records it. A failing getAccountInfo fails the row.
+ */
 export async function reverifySolanaRow(ctx: ChainContext, row: SolanaMintRow): Promise<{ changes: Change[]; sha256: string; at: Provenance['at'] }> {
+  const commitment = queryCommitment(row.query, row.mint);
   const { reply, json } = await postQuery(ctx, row.query, `getTokenSupply ${row.mint}`);
   const now = parseTokenSupply(jsonRpcResult(json, `getTokenSupply ${row.mint}`), `getTokenSupply ${row.mint}`);
   const changes = diffFigures('', { supply: leadingDecimal(row.supply), decimals: String(row.decimals) }, { supply: normalizeDecimal(now.supply), decimals: String(now.decimals) }).map((c) => ({ ...c, field: c.field.slice(1) }));
+  const ai = await postQuery(ctx, accountInfoQuery(row.mint, commitment), `getAccountInfo ${row.mint}`);
+  const info = parseMintAccount(jsonRpcResult(ai.json, `getAccountInfo ${row.mint}`), `getAccountInfo ${row.mint}`);
+  if (row.mintAuthority !== undefined) changes.push(...diffText('mintAuthority', row.mintAuthority, info.mintAuthority));
+  if (row.freezeAuthority !== undefined) changes.push(...diffText('freezeAuthority', row.freezeAuthority, info.freezeAuthority));
   return { changes, sha256: reply.sha256, at: { ledger: now.slot, hash: null } };
 }

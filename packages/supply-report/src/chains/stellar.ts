@@ -8,7 +8,7 @@
 import type { StellarIssuerRow } from '../report-types.js';
 import { SupplyReportError } from '../errors.js';
 import { isObject, type Json } from '../json.js';
-import { diffFigures, getQuery, type Change, type ChainContext, type Provenance } from './common.js';
+import { diffFigures, diffText, getQuery, type Change, type ChainContext, type Provenance } from './common.js';
 
 export const PAGE_LIMIT = 200;
 export const assetsQuery = (issuer: string) => `GET /assets?asset_issuer=${issuer}&limit=${PAGE_LIMIT}`;
@@ -107,27 +107,38 @@ function ledgerOf(headers: Headers): Provenance['at'] {
   return l && /^[0-9]+$/.test(l) ? { ledger: Number(l), hash: null } : undefined;
 }
 
+export interface IssuerAccountFacts {
+  /** null: the account does not exist (404). */
+  locked: boolean | null;
+  /** created_at of the account_merge that removed it, when found. */
+  merged?: string;
+  note?: string;
+}
+
+/**
+ * The supporting facts of one issuer account: GET /accounts/<G…> gives `locked`; a 404 means the
+ * account is gone, and GET /accounts/<G…>/operations is searched for the account_merge date.
+ * With `withMerge: false` a 404 only gives `locked: null` (no operations request).
+ */
+export async function issuerAccountFacts(ctx: ChainContext, issuer: string, withMerge = true): Promise<IssuerAccountFacts> {
+  const acct = await getQuery(ctx, accountQuery(issuer), `account ${issuer}`, [404]);
+  if (acct.reply.status !== 404) {
+    if (!isObject(acct.json)) throw new SupplyReportError('bad_reply', `account ${issuer}: not an object`);
+    return { locked: isLocked(acct.json, issuer, `account ${issuer}`) };
+  }
+  if (!withMerge) return { locked: null };
+  const ops = await getQuery(ctx, operationsQuery(issuer), `operations ${issuer}`, [404]);
+  const date = ops.reply.status === 404 ? null : mergeDate(ops.json, issuer, `operations ${issuer}`);
+  if (date) return { locked: null, merged: date, note: 'The issuer account was merged; no key can issue more of its assets.' };
+  return { locked: null, note: `The issuer account does not exist and no account_merge is among its first ${PAGE_LIMIT} operations.` };
+}
+
 /** One issuer's row (query: GET /assets?asset_issuer=…). */
 export async function collectStellarIssuer(ctx: ChainContext, issuer: string): Promise<StellarIssuerRow> {
   const query = assetsQuery(issuer);
   const assetsReply = await getQuery(ctx, query, `assets ${issuer}`);
   const assets = issuerAssets(assetsReply.json, issuer, `assets ${issuer}`);
-  const acct = await getQuery(ctx, accountQuery(issuer), `account ${issuer}`, [404]);
-  let locked: boolean | null;
-  let merged: string | undefined;
-  let note: string | undefined;
-  if (acct.reply.status === 404) {
-    locked = null;
-    const ops = await getQuery(ctx, operationsQuery(issuer), `operations ${issuer}`, [404]);
-    const date = ops.reply.status === 404 ? null : mergeDate(ops.json, issuer, `operations ${issuer}`);
-    if (date) {
-      merged = date;
-      note = 'The issuer account was merged; no key can issue more of its assets.';
-    } else note = `The issuer account does not exist and no account_merge is among its first ${PAGE_LIMIT} operations.`;
-  } else {
-    if (!isObject(acct.json)) throw new SupplyReportError('bad_reply', `account ${issuer}: not an object`);
-    locked = isLocked(acct.json, issuer, `account ${issuer}`);
-  }
+  const { locked, merged, note } = await issuerAccountFacts(ctx, issuer);
   const at = ledgerOf(assetsReply.reply.headers);
   return {
     issuer,
@@ -196,7 +207,14 @@ export async function groupLocked(ctx: ChainContext, rows: StellarIssuerRow[], m
   return [...rows.filter((r) => !grouped.has(r)), ...groups];
 }
 
-/** Re-runs a row's query and lists what changed. */
+const lockedText = (v: boolean | null | undefined) => (v === undefined ? undefined : String(v));
+
+/**
+ * Re-runs a row's query and lists what changed: the supplies, then the supporting facts from
+ * /accounts: `locked` and `merged` of an issuer row; for a group row, `locked.<member>` of each
+ * member (recorded as true: the group only holds locked issuers; a member whose account is gone
+ * shows `true -> null`). A failing /accounts request fails the row, as a failing query does.
+ */
 export async function reverifyStellarRow(ctx: ChainContext, row: StellarIssuerRow): Promise<{ changes: Change[]; sha256: string; at: Provenance['at'] }> {
   const { reply, json } = await getQuery(ctx, row.query, row.members ? `assets group ${row.issuer}` : `assets ${row.issuer}`);
   if (row.members) {
@@ -209,8 +227,18 @@ export async function reverifyStellarRow(ctx: ChainContext, row: StellarIssuerRo
       const s = supplies.get(m);
       if (s !== undefined) now[m] = s;
     }
-    return { changes: diffFigures(`assets.${code}`, before, now), sha256: reply.sha256, at: ledgerOf(reply.headers) };
+    const lockedChanges: Change[] = [];
+    for (const m of row.members) {
+      const facts = await issuerAccountFacts(ctx, m, false);
+      lockedChanges.push(...diffText(`locked.${m}`, 'true', lockedText(facts.locked)));
+    }
+    return { changes: [...diffFigures(`assets.${code}`, before, now), ...lockedChanges], sha256: reply.sha256, at: ledgerOf(reply.headers) };
   }
   const now = issuerAssets(json, row.issuer, row.query);
-  return { changes: diffFigures('assets', row.assets, now), sha256: reply.sha256, at: ledgerOf(reply.headers) };
+  const facts = await issuerAccountFacts(ctx, row.issuer);
+  return {
+    changes: [...diffFigures('assets', row.assets, now), ...diffText('locked', lockedText(row.locked), lockedText(facts.locked)), ...diffText('merged', row.merged, facts.merged)],
+    sha256: reply.sha256,
+    at: ledgerOf(reply.headers),
+  };
 }

@@ -150,7 +150,10 @@ export async function collectXrplIssuer(ctx: ChainContext, issuer: { account: st
   };
 }
 
-/** Re-runs a row's query and lists what changed. */
+/**
+ * Re-runs a row's query and lists what changed: the obligations, then the supporting fact `domain`
+ * from account_info (validated). A failing account_info fails the row, as a failing query does.
+ */
 export async function reverifyXrplRow(ctx: ChainContext, row: XrplIssuerRow): Promise<{ changes: Change[]; sha256: string; at: Provenance['at'] }> {
   const parsed = parseJsonExact(row.query, 'row query') as Json;
   if (!isObject(parsed) || parsed['method'] !== 'gateway_balances') throw new SupplyReportError('bad_query', `xrpl row ${row.account}: query is not a gateway_balances request`);
@@ -158,5 +161,12 @@ export async function reverifyXrplRow(ctx: ChainContext, row: XrplIssuerRow): Pr
   const result = rippledResult(json, `gateway_balances ${row.account}`);
   const now = parseObligations(result, `gateway_balances ${row.account}`);
   const before = Object.fromEntries(Object.entries(row.obligations).map(([k, v]) => [k, normalizeDecimal(v)]));
-  return { changes: [...diffFigures('obligations', before, now), ...diffText('account', row.account, String(result['account'] ?? row.account))], sha256: reply.sha256, at: rippledAt(result) };
+  const ai = await postQuery(ctx, accountInfoQuery(row.account), `account_info ${row.account}`, rippledBusy);
+  const data = rippledResult(ai.json, `account_info ${row.account}`)['account_data'];
+  if (!isObject(data)) throw new SupplyReportError('bad_reply', `account_info ${row.account}: account_data missing`);
+  return {
+    changes: [...diffFigures('obligations', before, now), ...diffText('account', row.account, String(result['account'] ?? row.account)), ...diffText('domain', row.domain, decodeDomain(data))],
+    sha256: reply.sha256,
+    at: rippledAt(result),
+  };
 }

@@ -63,6 +63,14 @@ export class SolanaModel {
   }
 }
 
+/** A SetAuthority on a mint: replaces its mint or freeze authority (null revokes it) in a new slot. */
+export function setAuthority(model: SolanaModel, address: string, kind: 'mintAuthority' | 'freezeAuthority', value: string | null): void {
+  const m = model.mints.get(address);
+  if (!m) throw new Error(`no mint ${address}`);
+  model.slot += 3n;
+  m[kind] = value;
+}
+
 class RpcError extends Error {
   constructor(
     readonly code: number,
