@@ -1,16 +1,6 @@
 import { defineConfig } from 'tsup';
+import { packageBuildConfig } from '../../config/tsup.shared.mjs';
 
-// ESM only. Entry names map 1:1 to the `exports` map and `bin` in package.json.
-export default defineConfig({
-  entry: {
-    index: 'src/index.ts',
-    cli: 'src/cli.ts',
-  },
-  format: ['esm'],
-  platform: 'node',
-  target: 'node20',
-  dts: true,
-  sourcemap: true,
-  clean: true,
-  splitting: true,
-});
+// The workspace's one build configuration (config/tsup.shared.mjs). Entry names map 1:1 to the
+// `exports` map and `bin` in package.json.
+export default defineConfig(packageBuildConfig({ index: 'src/index.ts', cli: 'src/cli.ts' }));

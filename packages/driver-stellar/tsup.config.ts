@@ -1,18 +1,13 @@
 import { defineConfig } from 'tsup';
+import { packageBuildConfig } from '../../config/tsup.shared.mjs';
 
-// ESM only. Entry names map 1:1 to the `exports` map and `bin` in package.json.
-export default defineConfig({
-  entry: {
+// The workspace's one build configuration (config/tsup.shared.mjs). Entry names map 1:1 to the
+// `exports` map and `bin` in package.json.
+export default defineConfig(
+  packageBuildConfig({
     index: 'src/index.ts',
     signer: 'src/signer.ts',
     'devnet/index': 'src/devnet/index.ts',
     'devnet/cli': 'src/devnet/cli.ts',
-  },
-  format: ['esm'],
-  platform: 'node',
-  target: 'node20',
-  dts: true,
-  sourcemap: true,
-  clean: true,
-  splitting: true,
-});
+  }),
+);

@@ -1,19 +1,7 @@
 import { defineConfig } from 'tsup';
+import { packageBuildConfig } from '../../config/tsup.shared.mjs';
 
-// ESM only. Entry names map 1:1 to the `exports` map in package.json:
-// "." -> dist/index.{js,d.ts}, "./testing" -> dist/testing/index.{js,d.ts}.
-export default defineConfig({
-  entry: {
-    index: 'src/index.ts',
-    'testing/index': 'src/testing/index.ts',
-  },
-  format: ['esm'],
-  platform: 'node',
-  target: 'node20',
-  dts: true,
-  sourcemap: true,
-  clean: true,
-  splitting: true,
-  // `./testing` imports vitest; it is an optional peer and must never be bundled.
-  external: ['vitest'],
-});
+// The workspace's one build configuration (config/tsup.shared.mjs). Entry names map 1:1 to the
+// `exports` map in package.json: "." -> dist/index.{js,d.ts}, "./testing" -> dist/testing/index.{js,d.ts}.
+// `./testing` imports vitest; it is an optional peer and must never be bundled.
+export default defineConfig(packageBuildConfig({ index: 'src/index.ts', 'testing/index': 'src/testing/index.ts' }, { external: ['vitest'] }));
