@@ -11,10 +11,9 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createAnswerer, createSampleProvider } from '../src/answers/index.js';
 import { createPayingClient, readPaymentReceipt } from '../src/client.js';
-import { createLocalFacilitator } from '../src/facilitator/local.js';
 import { SpendLimitError } from '../src/payment/errors.js';
 import { startServer, type RunningServer } from '../src/server.js';
-import { startTestChain, type TestChain } from './helpers.js';
+import { localFacilitatorFor, startTestChain, type TestChain } from './helpers.js';
 
 let chain: TestChain;
 let server: RunningServer & { baseUrl: string };
@@ -25,16 +24,7 @@ let dir: string;
 beforeAll(async () => {
   chain = await startTestChain();
   dir = mkdtempSync(join(tmpdir(), 'agent-search-client-'));
-  const facilitator = createLocalFacilitator({
-    rpcUrl: chain.devnet.rpcUrl,
-    gasPrivateKey: chain.gas.privateKey,
-    network: chain.network,
-    asset: chain.token,
-    assetName: 'USD Coin',
-    assetVersion: '2',
-    payTo: [chain.payee.address],
-    pollingIntervalMs: 50,
-  });
+  const facilitator = localFacilitatorFor(chain);
   const real = createAnswerer(createSampleProvider());
   server = await startServer({
     operator: 'Test Operator',

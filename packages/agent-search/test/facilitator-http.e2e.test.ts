@@ -10,7 +10,7 @@ import { createLocalFacilitator } from '../src/facilitator/local.js';
 import { buildRequirements } from '../src/payment/requirements.js';
 import { PAYMENT_CODES } from '../src/payment/errors.js';
 import { startServer } from '../src/server.js';
-import { quoteAndSign, startTestChain, type TestChain } from './helpers.js';
+import { localFacilitatorFor, quoteAndSign, startTestChain, type TestChain } from './helpers.js';
 
 let chain: TestChain;
 let fac: RunningServer;
@@ -19,16 +19,7 @@ let calls = 0;
 
 beforeAll(async () => {
   chain = await startTestChain();
-  const local = createLocalFacilitator({
-    rpcUrl: chain.devnet.rpcUrl,
-    gasPrivateKey: chain.gas.privateKey,
-    network: chain.network,
-    asset: chain.token,
-    assetName: 'USD Coin',
-    assetVersion: '2',
-    payTo: [chain.payee.address],
-    pollingIntervalMs: 50,
-  });
+  const local = localFacilitatorFor(chain);
   fac = await startFacilitatorServer(local);
   const real = createAnswerer(createSampleProvider());
   server = await startServer({

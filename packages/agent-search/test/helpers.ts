@@ -11,6 +11,7 @@ import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { startEvmDevnet, type DevnetAccount, type EvmDevnet } from '@vault/driver-evm-safe/devnet';
 import { createWalletClient, getAddress, http, type Abi, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { createLocalFacilitator, type LocalFacilitator } from '../src/facilitator/local.js';
 import type { PaymentTerms } from '../src/payment/requirements.js';
 
 export const artifact = JSON.parse(readFileSync(new URL('../contracts/TestUSDC.json', import.meta.url), 'utf8')) as { abi: Abi; bytecode: Hex; eip712: { name: string; version: string }; decimals: number };
@@ -105,4 +106,21 @@ export async function quoteAndSign(url: string, payerKey: Hex): Promise<{ header
   await res.body?.cancel();
   if (res.status !== 402 || !h) throw new Error(`expected 402 with PAYMENT-REQUIRED from ${url}, got ${res.status}`);
   return signFor(h, payerKey);
+}
+
+/**
+ * The in-process facilitator every payment test uses: this chain's token and network, gas paid by
+ * `chain.gas`, settling only for `chain.payee` unless `payTo` says otherwise.
+ */
+export function localFacilitatorFor(chain: TestChain, o: { pollingIntervalMs?: number; payTo?: readonly Address[] } = {}): LocalFacilitator {
+  return createLocalFacilitator({
+    rpcUrl: chain.devnet.rpcUrl,
+    gasPrivateKey: chain.gas.privateKey,
+    network: chain.network,
+    asset: chain.token,
+    assetName: artifact.eip712.name,
+    assetVersion: artifact.eip712.version,
+    payTo: o.payTo ?? [chain.payee.address],
+    pollingIntervalMs: o.pollingIntervalMs ?? 50,
+  });
 }

@@ -14,10 +14,9 @@ import { Hono } from 'hono';
 import { afterAll, bench, describe } from 'vitest';
 import { createAnswerer, createSampleProvider } from '../src/answers/index.js';
 import { listen } from '../src/facilitator/http.js';
-import { createLocalFacilitator } from '../src/facilitator/local.js';
 import { withTimings } from '../src/facilitator/timing.js';
 import { startServer } from '../src/server.js';
-import { quoteAndSign, startTestChain } from './helpers.js';
+import { localFacilitatorFor, quoteAndSign, startTestChain } from './helpers.js';
 
 const PATH = '/api/x402/places';
 const PAID_ITERATIONS = 30;
@@ -26,16 +25,7 @@ const FREE_ITERATIONS = 200;
 const WARMUP = 3;
 
 const chain = await startTestChain();
-const local = createLocalFacilitator({
-  rpcUrl: chain.devnet.rpcUrl,
-  gasPrivateKey: chain.gas.privateKey,
-  network: chain.network,
-  asset: chain.token,
-  assetName: 'USD Coin',
-  assetVersion: '2',
-  payTo: [chain.payee.address],
-  pollingIntervalMs: 10,
-});
+const local = localFacilitatorFor(chain, { pollingIntervalMs: 10 });
 const timed = withTimings(local);
 const real = createAnswerer(createSampleProvider());
 /** Handler (answer) time per request, per server, so it can be taken out of both sides. */

@@ -11,12 +11,12 @@ import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/
 import type { PaymentPayload } from '@x402/core/types';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createAnswerer, createSampleProvider, type Answerer, type DataProvider } from '../src/answers/index.js';
-import { createLocalFacilitator, type LocalFacilitator } from '../src/facilitator/local.js';
+import type { LocalFacilitator } from '../src/facilitator/local.js';
 import { createFileChargeLog, type ChargeRecord } from '../src/payment/charge-log.js';
 import { PAYMENT_CODES } from '../src/payment/errors.js';
 import { MemoryAuthorizationStore } from '../src/payment/idempotency.js';
 import { startServer, type RunningServer } from '../src/server.js';
-import { artifact, encodePayload, quoteAndSign, startTestChain, type TestChain } from './helpers.js';
+import { artifact, encodePayload, localFacilitatorFor, quoteAndSign, startTestChain, type TestChain } from './helpers.js';
 
 const PLACES = '/api/x402/places';
 const DEALS = '/api/x402/deals';
@@ -51,16 +51,7 @@ beforeAll(async () => {
   chain = await startTestChain();
   dir = mkdtempSync(join(tmpdir(), 'agent-search-pay-'));
   chargeLogPath = join(dir, 'charges.jsonl');
-  facilitator = createLocalFacilitator({
-    rpcUrl: chain.devnet.rpcUrl,
-    gasPrivateKey: chain.gas.privateKey,
-    network: chain.network,
-    asset: chain.token,
-    assetName: 'USD Coin',
-    assetVersion: '2',
-    payTo: [chain.payee.address],
-    pollingIntervalMs: 50,
-  });
+  facilitator = localFacilitatorFor(chain);
   real = createAnswerer(createSampleProvider());
   answerer.impl = real;
   server = await startServer({

@@ -19,9 +19,9 @@ import { Hono } from 'hono';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createAnswerer, createSampleProvider } from '../src/answers/index.js';
-import { createLocalFacilitator, type LocalFacilitator } from '../src/facilitator/local.js';
+import type { LocalFacilitator } from '../src/facilitator/local.js';
 import { startServer, type RunningServer } from '../src/server.js';
-import { quoteAndSign, startTestChain, type TestChain } from './helpers.js';
+import { localFacilitatorFor, quoteAndSign, startTestChain, type TestChain } from './helpers.js';
 
 let chain: TestChain;
 let facilitator: LocalFacilitator;
@@ -37,16 +37,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
   chain = await startTestChain();
-  facilitator = createLocalFacilitator({
-    rpcUrl: chain.devnet.rpcUrl,
-    gasPrivateKey: chain.gas.privateKey,
-    network: chain.network,
-    asset: chain.token,
-    assetName: 'USD Coin',
-    assetVersion: '2',
-    payTo: [chain.payee.address],
-    pollingIntervalMs: 50,
-  });
+  facilitator = localFacilitatorFor(chain);
 
   // The reference wiring, as its README shows it: a resource server over our facilitator, the
   // exact EVM scheme, and the Hono middleware guarding one route priced at 0.01 of the token.
