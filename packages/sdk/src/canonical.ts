@@ -18,71 +18,89 @@ export const MAX_CANONICAL_DEPTH = 64;
  * canonicalize({ b: 1, a: [true, null] }) // '{"a":[true,null],"b":1}'
  */
 export function canonicalize(value: unknown): string {
-  return write(value, '', 0, new Set());
+  return write(value, { keys: [], ancestors: [] }, 0);
+}
+
+/**
+ * The walk's position: `keys[i]` is the member name or index leading to the value at depth i + 1,
+ * `ancestors[i]` the container at depth i. Paths are built only when something is refused, so the
+ * common case allocates no path strings.
+ */
+interface Walk {
+  keys: string[];
+  ancestors: object[];
 }
 
 function fail(path: string, message: string): never {
   throw new ValidationError('json', [{ path, message }]);
 }
 
-function write(value: unknown, path: string, depth: number, seen: Set<object>): string {
-  if (depth > MAX_CANONICAL_DEPTH) fail(path, `nesting deeper than ${MAX_CANONICAL_DEPTH}`);
+function pathAt(walk: Walk, depth: number): string {
+  return walk.keys.slice(0, depth).join('.');
+}
+
+function write(value: unknown, walk: Walk, depth: number): string {
+  if (depth > MAX_CANONICAL_DEPTH) fail(pathAt(walk, depth), `nesting deeper than ${MAX_CANONICAL_DEPTH}`);
   switch (typeof value) {
     case 'string':
-      return quote(value, path);
+      return quote(value, walk, depth);
     case 'number':
-      if (!Number.isFinite(value)) fail(path, `number ${String(value)} is not valid JSON`);
+      if (!Number.isFinite(value)) fail(pathAt(walk, depth), `number ${String(value)} is not valid JSON`);
       // ECMAScript Number::toString is exactly the RFC 8785 number form; -0 becomes "0".
       return Object.is(value, -0) ? '0' : String(value);
     case 'boolean':
       return value ? 'true' : 'false';
     case 'object': {
       if (value === null) return 'null';
-      if (seen.has(value)) fail(path, 'cyclic structure');
-      seen.add(value);
-      let out: string;
+      // A cycle is an object among its own ancestors (at most MAX_CANONICAL_DEPTH of them).
+      for (let i = 0; i < depth; i++) if (walk.ancestors[i] === value) fail(pathAt(walk, depth), 'cyclic structure');
+      walk.ancestors[depth] = value;
       if (Array.isArray(value)) {
-        const parts: string[] = [];
+        let out = '[';
         for (let i = 0; i < value.length; i++) {
           const item: unknown = value[i];
-          const itemPath = join(path, String(i));
-          if (item === undefined) fail(itemPath, 'undefined is not valid JSON');
-          parts.push(write(item, itemPath, depth + 1, seen));
+          walk.keys[depth] = String(i);
+          if (item === undefined) fail(pathAt(walk, depth + 1), 'undefined is not valid JSON');
+          out += i === 0 ? write(item, walk, depth + 1) : `,${write(item, walk, depth + 1)}`;
         }
-        out = `[${parts.join(',')}]`;
-      } else {
-        const proto = Object.getPrototypeOf(value);
-        if (proto !== Object.prototype && proto !== null) {
-          fail(path, `${proto?.constructor?.name ?? 'object'} is not a plain JSON object`);
-        }
-        const record = value as Record<string, unknown>;
-        // Default sort compares UTF-16 code units, which is what RFC 8785 §3.2.3 requires.
-        const keys = Object.keys(record)
-          .filter((k) => record[k] !== undefined)
-          .sort();
-        const parts = keys.map(
-          (k) => `${quote(k, path)}:${write(record[k], join(path, k), depth + 1, seen)}`,
-        );
-        out = `{${parts.join(',')}}`;
+        return `${out}]`;
       }
-      seen.delete(value);
-      return out;
+      const proto = Object.getPrototypeOf(value);
+      if (proto !== Object.prototype && proto !== null) {
+        fail(pathAt(walk, depth), `${proto?.constructor?.name ?? 'object'} is not a plain JSON object`);
+      }
+      const record = value as Record<string, unknown>;
+      // Default sort compares UTF-16 code units, which is what RFC 8785 §3.2.3 requires.
+      const keys = Object.keys(record).sort();
+      let out = '{';
+      let first = true;
+      for (const k of keys) {
+        const member = record[k];
+        if (member === undefined) continue;
+        const name = quote(k, walk, depth);
+        walk.keys[depth] = k;
+        out += `${first ? '' : ','}${name}:${write(member, walk, depth + 1)}`;
+        first = false;
+      }
+      return `${out}}`;
     }
     case 'bigint':
-      return fail(path, 'bigint is not JSON; carry amounts as decimal strings');
+      return fail(pathAt(walk, depth), 'bigint is not JSON; carry amounts as decimal strings');
     default:
-      return fail(path, `${typeof value} is not valid JSON`);
+      return fail(pathAt(walk, depth), `${typeof value} is not valid JSON`);
   }
-}
-
-function join(path: string, key: string): string {
-  return path === '' ? key : `${path}.${key}`;
 }
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-function quote(text: string, path: string): string {
-  if (LONE_SURROGATE.test(text)) fail(path, 'string contains a lone surrogate (not I-JSON)');
+/** String.prototype.isWellFormed (ES2024, in Node 20+); the regular expression where it is missing. */
+const wellFormed: (text: string) => boolean =
+  typeof (String.prototype as { isWellFormed?: unknown }).isWellFormed === 'function'
+    ? (text) => (text as unknown as { isWellFormed(): boolean }).isWellFormed()
+    : (text) => !LONE_SURROGATE.test(text);
+
+function quote(text: string, walk: Walk, depth: number): string {
+  if (!wellFormed(text)) fail(pathAt(walk, depth), 'string contains a lone surrogate (not I-JSON)');
   // JSON.stringify on a well-formed string emits exactly the RFC 8785 §3.2.2.2 escapes.
   return JSON.stringify(text);
 }
