@@ -6,7 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import { createPayingClient, readPaymentReceipt } from './client.js';
-import { loadFacilitatorConfig, loadQueryConfig, loadServeConfig, type Flags } from './config.js';
+import { isLoopbackHost, loadFacilitatorConfig, loadQueryConfig, loadServeConfig, type Flags } from './config.js';
 import { createAnswerer, createSampleProvider } from './answers/index.js';
 import { createHttpFacilitatorClient, startFacilitatorServer } from './facilitator/http.js';
 import { createLocalFacilitator } from './facilitator/local.js';
@@ -114,6 +114,7 @@ async function serve(flags: Flags): Promise<void> {
     answerer: createAnswerer(createSampleProvider()),
     payment,
   });
+  if (!isLoopbackHost(cfg.host)) err(`warning: listening on ${cfg.host}, which is not loopback; put TLS and rate limiting in front of a public search API`);
   out(`agent-search listening on ${running.url} (payment ${payment ? `LIVE, ${cfg.payment?.facilitator.kind} facilitator` : 'ABSENT'})`);
   if (cfg.payment?.facilitator.kind === 'http' && payment) {
     // Not fatal (the facilitator may start later; paid calls answer 502 until it does), but say so.

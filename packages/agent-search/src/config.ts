@@ -206,9 +206,18 @@ export interface FacilitatorServeConfig {
   confirmationTimeoutMs: number;
 }
 
+/** True for the loopback names and addresses a local-only server may bind. */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}$/.test(host);
+}
+
 /** Config of `facilitator`. Its payees are required: an open HTTP facilitator spends gas for anyone. */
 export function loadFacilitatorConfig(flags: Flags, env: Env): FacilitatorServeConfig {
   const host = (typeof flags.host === 'string' ? flags.host : undefined) ?? env[ENV.facilitatorHost] ?? '127.0.0.1';
+  // The HTTP facilitator has no authentication and pays gas for every settlement it is sent:
+  // reachable from elsewhere, anyone could make it spend. Loopback only; a deployment that needs
+  // it remote puts an authenticating proxy in front.
+  if (!isLoopbackHost(host)) throw new ConfigError(`--host / ${ENV.facilitatorHost}`, `${host} is not loopback; the facilitator has no authentication and binds 127.0.0.1, ::1 or localhost only`);
   const portRaw = (typeof flags.port === 'string' ? flags.port : undefined) ?? env[ENV.facilitatorPort];
   let port = 8403;
   if (portRaw !== undefined && portRaw.length > 0) {

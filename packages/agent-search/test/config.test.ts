@@ -110,6 +110,11 @@ describe('facilitator', () => {
     writeFileSync(f, KEY);
     const base = { 'rpc-url': 'http://127.0.0.1:8545', 'gas-key-file': f, network: 'eip155:31337', asset: ASSET };
     expect(errorOf(() => loadFacilitatorConfig(base, {})).field).toMatch(/X402_PAY_TO/);
+    // attack: an unauthenticated, gas-paying facilitator reachable from other hosts
+    for (const host of ['0.0.0.0', '::', '192.168.1.5', 'example.org', '127.0.0.1.evil.example']) {
+      expect(errorOf(() => loadFacilitatorConfig({ ...base, 'pay-to': PAYEE, host }, {})).message).toMatch(/not loopback/);
+    }
+    for (const host of ['127.0.0.1', '127.1.2.3', '::1', 'localhost']) expect(loadFacilitatorConfig({ ...base, 'pay-to': PAYEE, host }, {}).host).toBe(host);
     const c = loadFacilitatorConfig({ ...base, 'pay-to': `${PAYEE},${ASSET}` }, {});
     expect(c.payTo).toEqual([PAYEE, ASSET]);
     expect(c.port).toBe(8403);
