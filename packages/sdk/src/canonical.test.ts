@@ -160,6 +160,29 @@ describe('canonicalize (RFC 8785)', () => {
     for (let i = 0; i < 3000; i++) {
       const v = tree(0);
       expect(canonicalize(v)).toBe(JSON.stringify(sortDeep(v)));
+      // The same tree with every object already in key order takes the JSON.stringify fast path.
+      expect(canonicalize(sortDeep(v))).toBe(JSON.stringify(sortDeep(v)));
     }
+  });
+
+  it.each([
+    ['index-like keys, which objects enumerate first in numeric order', { '10': 1, '2': 2, a: 3 }, '{"10":1,"2":2,"a":3}'],
+    ['index-like keys already in both orders', { '1': 'x', '2': 'y' }, '{"1":"x","2":"y"}'],
+    ['sorted keys with an undefined member', { a: 1, b: undefined, c: [null, -0] }, '{"a":1,"c":[null,0]}'],
+    ['a duplicate-looking pair that differs only in case', { B: 1, a: 2 }, '{"B":1,"a":2}'],
+    ['keys past the BMP against keys above U+E000 (UTF-16, not code points)', { '\ue000': 1, '😀': 2 }, '{"😀":2,"\ue000":1}'],
+  ])('fast and slow paths agree on %s', (_what, value, expected) => {
+    expect(canonicalize(value)).toBe(expected);
+  });
+
+  it('refuses on the fast path exactly what the writer refuses (sorted objects, bad leaves)', () => {
+    expect(() => canonicalize({ a: 1, b: 2n })).toThrow(/bigint/);
+    expect(() => canonicalize({ a: [1, undefined] })).toThrow(/undefined/);
+    expect(() => canonicalize({ a: NaN })).toThrow(/not valid JSON/);
+    expect(() => canonicalize({ a: 'x', b: '\ud800' })).toThrow(/lone surrogate/);
+    expect(() => canonicalize({ a: { toJSON: () => 'forged' } })).toThrow(/function/);
+    const sortedCycle: Record<string, unknown> = { a: 1 };
+    sortedCycle['b'] = sortedCycle;
+    expect(() => canonicalize(sortedCycle)).toThrow(/cyclic/);
   });
 });

@@ -18,7 +18,54 @@ export const MAX_CANONICAL_DEPTH = 64;
  * canonicalize({ b: 1, a: [true, null] }) // '{"a":[true,null],"b":1}'
  */
 export function canonicalize(value: unknown): string {
+  // Fast path: a valid value whose objects already enumerate their keys in RFC 8785 order is
+  // serialised exactly by JSON.stringify (same number form, same escapes for well-formed strings,
+  // undefined members omitted alike), natively and without building the string piece by piece.
+  // Anything else, including every refusal, takes the writer below, which names the path.
+  if (inCanonicalOrder(value, 0)) return JSON.stringify(value);
   return write(value, { keys: [], ancestors: [] }, 0);
+}
+
+/**
+ * True when `value` is valid I-JSON for canonicalize and every object's own enumerable keys are
+ * already in strictly ascending UTF-16 order (so JSON.stringify emits the canonical form). False
+ * for anything unusual, leaving the verdict and the error to `write`: a cycle runs into the depth
+ * bound and returns false. Objects with index-like keys ("2", "10") enumerate those first in
+ * numeric order; the check looks at the order they actually enumerate in, so they are judged right.
+ */
+function inCanonicalOrder(value: unknown, depth: number): boolean {
+  if (depth > MAX_CANONICAL_DEPTH) return false;
+  switch (typeof value) {
+    case 'string':
+      return wellFormed(value);
+    case 'number':
+      return Number.isFinite(value);
+    case 'boolean':
+      return true;
+    case 'object': {
+      if (value === null) return true;
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) {
+          const item: unknown = value[i];
+          if (item === undefined || !inCanonicalOrder(item, depth + 1)) return false;
+        }
+        return true;
+      }
+      const proto = Object.getPrototypeOf(value);
+      if (proto !== Object.prototype && proto !== null) return false;
+      const record = value as Record<string, unknown>;
+      const keys = Object.keys(record);
+      for (let i = 0; i < keys.length; i++) {
+        const k = keys[i] as string;
+        if ((i > 0 && !((keys[i - 1] as string) < k)) || !wellFormed(k)) return false;
+        const member = record[k];
+        if (member !== undefined && !inCanonicalOrder(member, depth + 1)) return false;
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
 }
 
 /**

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { canonicalize } from './canonical.js';
 import { approvalMessage, intentId, normalizeIntent, policyDigest } from './digest.js';
 import { ValidationError } from './errors.js';
+import { evaluatePolicy } from './policy/index.js';
 
 const AMOUNT_2_128_PLUS_1 = (2n ** 128n + 1n).toString();
 
@@ -66,6 +67,31 @@ describe('normalizeIntent', () => {
 
   it('rejects malformed requests naming the field', () => {
     expect(() => normalizeIntent({ wallet: 'w', destination: 'd', amount: 5 })).toThrow(/invalid intent\.amount/);
+  });
+});
+
+describe('member order of what gets hashed', () => {
+  // canonicalize is fastest on objects that already enumerate in RFC 8785 order; normalizeIntent
+  // and evaluatePolicy build theirs that way. This pins it (a reorder would only cost speed).
+  const inOrder = (v: unknown): boolean => {
+    if (Array.isArray(v)) return v.every(inOrder);
+    if (v === null || typeof v !== 'object') return true;
+    const keys = Object.keys(v);
+    return keys.every((k, i) => i === 0 || (keys[i - 1] as string) < k) && Object.values(v).every(inOrder);
+  };
+  it.each([
+    { wallet: 'w', destination: 'd', amount: '5' },
+    { wallet: 'w', destination: 'd', amount: '5', asset_symbol: 'USD', asset_issuer: 'rI', memo: 'm', tags: [['desk', 't']], initiator: 'agent:1' },
+    { wallet: 'w', destination: 'd', amount: '5', operation: { op: 'mpt_create', asset_scale: 2, flags: 0x60, maximum_amount: 1000, metadata_hex: 'AB', transfer_fee: 10 } },
+    { wallet: 'w', destination: 'd', amount: '5', operation: { op: 'account_flags', set: 8, clear: 6 } },
+    { wallet: 'w', destination: 'd', amount: '5', operation: { op: 'contract_call', data_hex: '0xA9059CBB' } },
+    { wallet: 'w', destination: 'd', amount: '5', operation: { op: 'authorize_holder', revoke: true } },
+  ])('normalizeIntent(%o) enumerates its members in canonical order', (request) => {
+    expect(inOrder(normalizeIntent(request))).toBe(true);
+  });
+  it('evaluatePolicy returns its Decision in canonical order', () => {
+    const decision = evaluatePolicy({ wallet: 'w', version: 1, rules: [{ rule: 'hard_ceiling', max: '10' }] }, { wallet: 'w', destination: 'd', amount: '5' }, { now: 1767225600 });
+    expect(Object.keys(decision)).toEqual(['current_weight', 'decision', 'not_before', 'reasons', 'required_weight']);
   });
 });
 

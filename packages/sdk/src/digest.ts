@@ -32,18 +32,16 @@ export const DEFAULT_INITIATOR = 'operator';
 export function normalizeIntent(request: IntentRequest | unknown): NormalizedIntent {
   if (isValidated(request)) return request as NormalizedIntent;
   const r = parseWith(IntentRequestSchema, request, 'intent');
-  const out: NormalizedIntent = {
-    wallet: r.wallet,
-    destination: r.destination,
-    amount: r.amount,
-    asset_decimals: r.asset_decimals ?? DEFAULT_ASSET_DECIMALS,
-    initiator: r.initiator ?? DEFAULT_INITIATOR,
-    operation: normalizeOperation(r.operation),
-  };
-  if (r.asset_symbol !== undefined) out.asset_symbol = r.asset_symbol;
+  // Members added in RFC 8785 order, so the intent id's canonicalize takes its fast path.
+  const out = { amount: r.amount, asset_decimals: r.asset_decimals ?? DEFAULT_ASSET_DECIMALS } as NormalizedIntent;
   if (r.asset_issuer !== undefined) out.asset_issuer = r.asset_issuer;
+  if (r.asset_symbol !== undefined) out.asset_symbol = r.asset_symbol;
+  out.destination = r.destination;
+  out.initiator = r.initiator ?? DEFAULT_INITIATOR;
   if (r.memo !== undefined) out.memo = r.memo;
+  out.operation = normalizeOperation(r.operation);
   if (r.tags !== undefined && r.tags.length > 0) out.tags = r.tags.map(([k, v]) => [k, v]);
+  out.wallet = r.wallet;
   return sealValidated(out);
 }
 
@@ -53,20 +51,23 @@ function normalizeOperation(op: ReturnType<typeof IntentRequestSchema.parse>['op
     case 'authorize_holder':
       return { op: 'authorize_holder', revoke: op.revoke ?? false };
     case 'mpt_create': {
-      const out: NormalizedOperation = { op: 'mpt_create', asset_scale: op.asset_scale, flags: op.flags };
+      // RFC 8785 member order, as for the intent.
+      const out = { asset_scale: op.asset_scale, flags: op.flags } as Extract<NormalizedOperation, { op: 'mpt_create' }>;
       if (op.maximum_amount != null) out.maximum_amount = BigInt(op.maximum_amount).toString();
-      if (op.transfer_fee != null) out.transfer_fee = op.transfer_fee;
       if (op.metadata_hex != null) out.metadata_hex = op.metadata_hex.toLowerCase();
+      out.op = 'mpt_create';
+      if (op.transfer_fee != null) out.transfer_fee = op.transfer_fee;
       return out;
     }
     case 'account_flags': {
-      const out: NormalizedOperation = { op: 'account_flags' };
-      if (op.set != null) out.set = op.set;
+      const out = {} as Extract<NormalizedOperation, { op: 'account_flags' }>;
       if (op.clear != null) out.clear = op.clear;
+      out.op = 'account_flags';
+      if (op.set != null) out.set = op.set;
       return out;
     }
     case 'contract_call':
-      return { op: 'contract_call', data_hex: op.data_hex.toLowerCase() };
+      return { data_hex: op.data_hex.toLowerCase(), op: 'contract_call' };
     default:
       return { op: op.op };
   }

@@ -2,7 +2,7 @@ import { ed25519 } from '@noble/curves/ed25519.js';
 import { describe, expect, it } from 'vitest';
 import { ed25519Signer } from './ed25519.js';
 import { toHex } from './encoding.js';
-import { createReceipt, GENESIS_PREV, ReceiptChain, receiptHash, verifyReceiptChain } from './receipts.js';
+import { createReceipt, GENESIS_PREV, ReceiptChain, receiptHash, signReceipt, verifyReceiptChain } from './receipts.js';
 import type { ReceiptRecord } from './schemas/control-plane.js';
 
 const key = new Uint8Array(32).fill(7);
@@ -93,6 +93,68 @@ describe('receipt chain', () => {
 
   it('refuses non-integer times', () => {
     expect(() => createReceipt(null, { at: 1.5, kind: 'x', body: {} }, key)).toThrow(/at/);
+  });
+});
+
+/** A chain committed in groups: only the last record of each group is signed (a checkpoint). */
+function checkpointed(groups: number[]): ReceiptRecord[] {
+  const out: ReceiptRecord[] = [];
+  for (const size of groups) {
+    for (let j = 0; j < size; j++) {
+      const r = createReceipt(out.at(-1) ?? null, { at: 1767225600 + out.length, kind: 'intent.created', intentId: id, body: { n: out.length } }, null);
+      out.push(j === size - 1 ? signReceipt(r, key) : r);
+    }
+  }
+  return out;
+}
+
+describe('checkpoint signatures (group commit)', () => {
+  it('an unsigned record has the same hash as its signed twin, and signReceipt adds only sig', () => {
+    const unsigned = createReceipt(null, { at: 1, kind: 'k', body: { a: 1 } }, null);
+    const signed = createReceipt(null, { at: 1, kind: 'k', body: { a: 1 } }, key);
+    expect(unsigned).not.toHaveProperty('sig');
+    expect(unsigned.hash).toBe(signed.hash);
+    expect(signReceipt(unsigned, key)).toEqual(signed);
+  });
+
+  it('verifies a chain whose commits end on signed records', () => {
+    const records = checkpointed([3, 1, 4]);
+    expect(records.filter((r) => r.sig !== undefined).map((r) => r.seq)).toEqual([2, 3, 7]);
+    expect(verifyReceiptChain(records, pub)).toEqual({ verified: true, receipts: 8, head: records[7]?.hash });
+  });
+
+  it('unsigned_head: a chain that ends on an unsigned record is refused (appended records nobody signed)', () => {
+    const records = checkpointed([2, 2]);
+    const appended = createReceipt(records.at(-1) as ReceiptRecord, { at: 1767225700, kind: 'intent.created', intentId: id, body: { forged: true } }, null);
+    expect(verifyReceiptChain([...records, appended], pub)).toMatchObject({ verified: false, problem: 'unsigned_head', index: 4, seq: 4 });
+  });
+
+  it('unsigned_head: truncating inside a commit leaves an unsigned end and is refused', () => {
+    const records = checkpointed([4]);
+    expect(verifyReceiptChain(records.slice(0, 3), pub)).toMatchObject({ verified: false, problem: 'unsigned_head', index: 2 });
+    // A page read out of a longer chain may stop mid-commit: openEnd checks what it can.
+    expect(verifyReceiptChain(records.slice(0, 3), pub, { openEnd: true }).verified).toBe(true);
+  });
+
+  it('a changed unsigned record breaks the link to the signed checkpoint after it', () => {
+    const records = checkpointed([4]);
+    const forged = createReceipt(records[0] as ReceiptRecord, { at: 1767225601, kind: 'intent.created', intentId: id, body: { forged: true } }, null);
+    expect(verifyReceiptChain([records[0], forged, records[2], records[3]], pub)).toMatchObject({ verified: false, problem: 'broken_link', index: 2 });
+    const edited = { ...(records[1] as ReceiptRecord), at: 1 };
+    expect(verifyReceiptChain([records[0], edited, records[2], records[3]], pub)).toMatchObject({ verified: false, problem: 'hash_mismatch', index: 1 });
+  });
+
+  it('a whole forged unsigned tail cannot end signed without the key', () => {
+    const records = checkpointed([2, 3]);
+    const forgedTail: ReceiptRecord[] = [];
+    for (let i = 0; i < 3; i++) forgedTail.push(createReceipt(forgedTail.at(-1) ?? (records[1] as ReceiptRecord), { at: 1767225800 + i, kind: 'intent.created', intentId: id, body: { i } }, null));
+    forgedTail[2] = signReceipt(forgedTail[2] as ReceiptRecord, otherKey);
+    expect(verifyReceiptChain([...records.slice(0, 2), ...forgedTail], pub)).toMatchObject({ verified: false, problem: 'bad_signature', index: 4 });
+  });
+
+  it('stripping signatures from checkpoints before the head changes nothing a verifier relies on', () => {
+    const records = checkpointed([2, 2, 2]).map((r, i, all) => (i === all.length - 1 ? r : (({ sig: _s, ...rest }) => rest)(r)));
+    expect(verifyReceiptChain(records, pub).verified).toBe(true);
   });
 });
 

@@ -119,12 +119,13 @@ export function evaluatePolicy(policy: PolicySet | unknown, intent: IntentReques
   const delays: string[] = [];
   let notBefore = now;
 
+  // Members in RFC 8785 order: receipts hash decisions, and canonicalize then takes its fast path.
   const result = (decision: Decision['decision'], reasons: string[], required = 0, current = 0, nb = notBefore): Decision => ({
+    current_weight: current,
     decision,
+    not_before: nb,
     reasons,
     required_weight: required,
-    current_weight: current,
-    not_before: nb,
   });
 
   if (p.wallet !== normalized.wallet) {

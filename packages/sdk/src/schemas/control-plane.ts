@@ -84,7 +84,11 @@ export const ReconcileResultSchema = z.looseObject({
 });
 export type ReconcileResult = z.infer<typeof ReconcileResultSchema>;
 
-/** One receipt record (DESIGN.md §6). */
+/**
+ * One receipt record (DESIGN.md §6). `sig` is required on the last record of every commit (a
+ * checkpoint) and may be absent on the records before it in the same commit: the hash chain ties
+ * each of them to the next signed record (see receipts.ts).
+ */
 export const ReceiptRecordSchema = z.strictObject({
   seq: z.int().min(0),
   at: UnixSecondsSchema,
@@ -93,7 +97,7 @@ export const ReceiptRecordSchema = z.strictObject({
   body_digest: DigestSchema,
   prev: DigestSchema,
   hash: DigestSchema,
-  sig: z.string().regex(/^[0-9a-f]{128}$/, 'sig must be 128 lowercase hex digits'),
+  sig: z.string().regex(/^[0-9a-f]{128}$/, 'sig must be 128 lowercase hex digits').optional(),
 });
 export type ReceiptRecord = z.infer<typeof ReceiptRecordSchema>;
 

@@ -3,7 +3,7 @@
  * The operator passphrase (only its scrypt hash is stored) and the receipt key (an ed25519 seed
  * in a 0600 file). Receipts are the SDK's own createReceipt, signed through a prepared key.
  */
-import { createReceipt, ed25519PublicKey, ed25519Signer, toHex, type ReceiptInput, type ReceiptRecord, timingSafeEqual } from '@vault/sdk';
+import { createReceipt, ed25519PublicKey, ed25519Signer, signReceipt, toHex, type ReceiptInput, type ReceiptRecord, timingSafeEqual } from '@vault/sdk';
 import { randomBytes, scrypt as scryptCb } from 'node:crypto';
 import { z } from 'zod';
 
@@ -41,7 +41,7 @@ export async function verifyPassphrase(passphrase: string, stored: PassphraseFil
   return timingSafeEqual(key, Buffer.from(stored.hash, 'hex'));
 }
 
-/** The control plane's receipt key, prepared once; records are the SDK's createReceipt. */
+/** The control plane's receipt key, prepared once; records are the SDK's createReceipt and signReceipt. */
 export class ReceiptSigner {
   readonly #sign: (hash: Uint8Array) => Uint8Array;
   readonly publicKeyHex: string;
@@ -52,9 +52,14 @@ export class ReceiptSigner {
     this.publicKeyHex = toHex(ed25519PublicKey(seed));
   }
 
-  /** The record following `previous`. */
+  /** The record following `previous`, unsigned: the store signs the last record of each commit (seal). */
   next(previous: { seq: number; hash: string } | null, input: ReceiptInput): ReceiptRecord {
-    return createReceipt(previous, input, this.#sign);
+    return createReceipt(previous, input, null);
+  }
+
+  /** The record with its checkpoint signature. */
+  seal(record: ReceiptRecord): ReceiptRecord {
+    return signReceipt(record, this.#sign);
   }
 }
 

@@ -306,7 +306,7 @@ export class ControlPlane {
     const release = acquireStateLock(dir);
     let store: IntentStore;
     try {
-      store = new IntentStore(join(dir, STORE_DIR), { sync: opts.storeSync !== false });
+      store = new IntentStore(join(dir, STORE_DIR), { sync: opts.storeSync !== false, sealReceipt: (r) => signer.seal(r) });
     } catch (e) {
       release();
       throw e;
@@ -346,7 +346,7 @@ export class ControlPlane {
     return r;
   }
 
-  /** Writes a record with its receipt; the in-memory head is rolled back if the commit fails. */
+  /** Writes a record with its receipt (group-committed by the store); if the commit fails, every later write is refused. */
   async #commit(before: IntentRecord | null, record: IntentRecord, receipt: ReceiptRecord | null, extra: { isNew?: boolean; known?: [string, string] } = {}): Promise<void> {
     this.#assertWritable();
     this.#pending.set(record.intentId, record);
@@ -539,7 +539,8 @@ export class ControlPlane {
       const decision = this.#evaluate(base, null);
       const status = STATUS_BY_DECISION[decision.decision];
       // The intent's content is already committed to by its id: the receipt body need not repeat it.
-      const receipt = this.#receipt('intent.created', { intentId: id, decision, status }, id);
+      // Members in RFC 8785 order (canonicalize's fast path).
+      const receipt = this.#receipt('intent.created', { decision, intentId: id, status }, id);
       const record: IntentRecord = {
         ...base,
         n: this.store.nextN(),
