@@ -174,6 +174,21 @@ describe('ReceiptChain', () => {
     expect(reopened.head).toBe(b.hash);
   });
 
+  it('appends unsigned records and seals the newest as the checkpoint of a commit', () => {
+    const chain = new ReceiptChain(key);
+    expect(chain.seal()).toBeNull();
+    const a = chain.append({ at: 1, kind: 'k', body: 1 }, { sign: false });
+    const b = chain.append({ at: 2, kind: 'k', body: 2 }, { sign: false });
+    expect(a.sig).toBeUndefined();
+    expect(chain.verify()).toMatchObject({ verified: false, problem: 'unsigned_head' });
+    const sealed = chain.seal();
+    expect(sealed).toEqual(signReceipt(b, key));
+    expect(chain.seal()).toBe(sealed);
+    expect(chain.records().map((r) => r.sig !== undefined)).toEqual([false, true]);
+    expect(chain.verify()).toEqual({ verified: true, receipts: 2, head: b.hash });
+    expect(new ReceiptChain(key, chain.records()).head).toBe(b.hash);
+  });
+
   it('keeps its own copy of the key, so the caller can wipe its buffer', () => {
     const mine = Uint8Array.from(key);
     const chain = new ReceiptChain(mine);

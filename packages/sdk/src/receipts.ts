@@ -173,10 +173,24 @@ export class ReceiptChain {
     this.#records.push(...records);
   }
 
-  append(input: ReceiptInput): ReceiptRecord {
-    const record = createReceipt(this.#records.at(-1) ?? null, input, this.#sign);
+  /**
+   * Appends the next record, signed; with `{ sign: false }` unsigned, for a service that signs
+   * only the last record of each commit: call seal() before that commit reaches the disk.
+   */
+  append(input: ReceiptInput, options: { sign?: boolean } = {}): ReceiptRecord {
+    const record = createReceipt(this.#records.at(-1) ?? null, input, options.sign === false ? null : this.#sign);
     this.#records.push(record);
     return record;
+  }
+
+  /** Signs the newest record if it is unsigned (the checkpoint of a commit) and returns it; null while empty. */
+  seal(): ReceiptRecord | null {
+    const last = this.#records.at(-1);
+    if (last === undefined) return null;
+    if (last.sig !== undefined) return last;
+    const sealed = signReceipt(last, this.#sign);
+    this.#records[this.#records.length - 1] = sealed;
+    return sealed;
   }
 
   get head(): string {

@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,6 +36,8 @@ interface LoadResult {
   p50: number;
   p99: number;
   statuses: Record<string, number>;
+  /** CPU the load generator spent per request (its own process). */
+  clientCpuUsPerRequest: number;
 }
 
 /** Runs the load generator in its own process; the server keeps this process's event loop. */
@@ -67,6 +69,29 @@ async function makeState(dir: string) {
 }
 
 const rows: Record<string, string | number>[] = [];
+const WARMUP_MS = 3000;
+
+/** CPU seconds this process has used: all threads, and the main thread alone (Linux /proc; null elsewhere). */
+function cpuNow(): { all: number; main: number | null } {
+  const u = process.cpuUsage();
+  let main: number | null = null;
+  try {
+    const st = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+    main = (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    main = null;
+  }
+  return { all: (u.user + u.system) / 1e6, main };
+}
+
+/** Server CPU per request over a load run (the load generator is another process, so this is the server's). */
+function cpuPerRequest(before: ReturnType<typeof cpuNow>, requests: number): string {
+  const after = cpuNow();
+  const all = ((after.all - before.all) * 1e6) / requests;
+  const main = before.main !== null && after.main !== null ? ((after.main - before.main) * 1e6) / requests : null;
+  return `server CPU ${all.toFixed(0)} us/request${main === null ? '' : ` (main thread ${main.toFixed(0)})`}`;
+}
 const fmt = (n: number, d = 2) => Number(n.toFixed(d));
 
 // ---------------------------------------------------------------- POST /intent vs the floor
@@ -76,8 +101,10 @@ const dirA = mkdtempSync(join(tmpdir(), 'vault-bench-'));
   const running = await startControlPlane({ stateDir: dirA, drivers: [driver], unlockLimit: { max: 1000, windowSeconds: 60 } });
   const client = createControlPlaneClient({ baseUrl: running.url });
   const { token } = await client.unlock(PASS);
-  await load({ url: running.url, path: '/intent', method: 'POST', token, concurrency: CONCURRENCY, durationMs: 1000, bodyKind: 'intent' }); // warm-up
+  await load({ url: running.url, path: '/intent', method: 'POST', token, concurrency: CONCURRENCY, durationMs: WARMUP_MS, bodyKind: 'intent' }); // warm-up (JIT)
+  const cpu0 = cpuNow();
   const cp = await load({ url: running.url, path: '/intent', method: 'POST', token, concurrency: CONCURRENCY, durationMs: DURATION_MS, bodyKind: 'intent' });
+  const cpCpu = cpuPerRequest(cpu0, cp.requests);
   const single = await load({ url: running.url, path: '/intent', method: 'POST', token, concurrency: 1, durationMs: 3000, bodyKind: 'intent' });
   const verify = running.cp.verifyLedger();
   await running.close();
@@ -89,12 +116,14 @@ const dirA = mkdtempSync(join(tmpdir(), 'vault-bench-'));
     return c.json({ hash: createHash('sha256').update(JSON.stringify(value)).digest('hex') });
   });
   const floor = await listen(floorApp);
-  await load({ url: floor.url, path: '/intent', method: 'POST', token: 'x', concurrency: CONCURRENCY, durationMs: 1000, bodyKind: 'intent' });
+  await load({ url: floor.url, path: '/intent', method: 'POST', token: 'x', concurrency: CONCURRENCY, durationMs: WARMUP_MS, bodyKind: 'intent' });
+  const cpu1 = cpuNow();
   const fl = await load({ url: floor.url, path: '/intent', method: 'POST', token: 'x', concurrency: CONCURRENCY, durationMs: DURATION_MS, bodyKind: 'intent' });
+  const flCpu = cpuPerRequest(cpu1, fl.requests);
   await floor.close();
-  rows.push({ measure: 'POST /intent (5 rules, durable, fsync)', 'req/s': fmt(cp.rps, 0), 'p50 ms': fmt(cp.p50), 'p99 ms': fmt(cp.p99), note: `${cp.ok} ok, ${cp.errors} errors; chain of ${verify.receipts} receipts verified=${verify.verified}` });
+  rows.push({ measure: 'POST /intent (5 rules, durable, fsync)', 'req/s': fmt(cp.rps, 0), 'p50 ms': fmt(cp.p50), 'p99 ms': fmt(cp.p99), note: `${cp.ok} ok, ${cp.errors} errors; chain of ${verify.receipts} receipts verified=${verify.verified}; ${cpCpu}; load generator ${cp.clientCpuUsPerRequest.toFixed(0)} us/request` });
   rows.push({ measure: 'POST /intent, one at a time (latency incl. fsync)', 'req/s': fmt(single.rps, 0), 'p50 ms': fmt(single.p50), 'p99 ms': fmt(single.p99), note: 'unloaded latency' });
-  rows.push({ measure: 'floor: bare Hono parse + sha256', 'req/s': fmt(fl.rps, 0), 'p50 ms': fmt(fl.p50), 'p99 ms': fmt(fl.p99), note: `ratio ${fmt(cp.rps / fl.rps)} of the floor (goal >= 0.5)` });
+  rows.push({ measure: 'floor: bare Hono parse + sha256', 'req/s': fmt(fl.rps, 0), 'p50 ms': fmt(fl.p50), 'p99 ms': fmt(fl.p99), note: `ratio ${fmt(cp.rps / fl.rps)} of the floor (goal >= 0.5); ${flCpu}; load generator ${fl.clientCpuUsPerRequest.toFixed(0)} us/request` });
 }
 rmSync(dirA, { recursive: true, force: true });
 

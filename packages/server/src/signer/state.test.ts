@@ -47,6 +47,40 @@ describe('SignerState', () => {
     third.close();
   });
 
+  it('group commit: lines committed together are written as one group whose last receipt is signed', async () => {
+    const s = SignerState.open(dir, KEY);
+    for (let i = 0; i < 3; i++) s.commit({ at: i, kind: 'k', body: i });
+    await s.durable();
+    s.commit({ at: 9, kind: 'k', body: 9 });
+    await s.durable();
+    const lines = readFileSync(join(dir, 'journal.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { receipt: ReceiptRecord });
+    expect(lines.map((l) => l.receipt.sig !== undefined)).toEqual([false, false, true, true]);
+    expect(s.verify()).toMatchObject({ verified: true, receipts: 4 });
+    s.close();
+  });
+
+  it('cuts complete lines after the last checkpoint (a group whose flush never finished was never acknowledged)', async () => {
+    const s = SignerState.open(dir, KEY);
+    s.commit({ at: 1, kind: 'k', body: 1 });
+    await s.durable();
+    const head = s.recent(1)[0] as ReceiptRecord;
+    s.close();
+    // A crash after writing two lines of a group but before its checkpoint line.
+    const a = createReceipt(head, { at: 2, kind: 'k', body: 2 }, null);
+    const b = createReceipt(a, { at: 3, kind: 'k', body: 3 }, null);
+    appendFileSync(join(dir, 'journal.jsonl'), `${JSON.stringify({ receipt: a, events: [] })}\n${JSON.stringify({ receipt: b, events: [] })}\n`);
+    const again = SignerState.open(dir, KEY);
+    expect(again.length).toBe(1);
+    expect(again.head).toBe(head.hash);
+    expect(again.repairedBytes).toBeGreaterThan(0);
+    again.commit({ at: 4, kind: 'k', body: 4 });
+    again.close();
+    const third = SignerState.open(dir, KEY);
+    expect(third.length).toBe(2);
+    expect(third.verify().verified).toBe(true);
+    third.close();
+  });
+
   it('refuses to start on a journal that was edited, or that is not JSON', () => {
     const s = SignerState.open(dir, KEY);
     s.commit({ at: 1, kind: 'k', body: 1 });

@@ -1,11 +1,15 @@
 /**
  * @module signer/state
  * The signer's durable memory: one append-only journal (`journal.jsonl`) whose every line is a
- * signed receipt plus the state events it commits (first sight of an intent, a signature, a
- * payload proven dead). A line is written and fdatasync'd before /sign replies, so a crash
- * (even kill -9) leaves either the whole line or a torn tail, which the next start cuts off;
- * the receipt chain is then re-verified from genesis. One line, one fsync: receipts and the state
- * they describe can never disagree.
+ * receipt plus the state events it commits (first sight of an intent, a signature, a payload
+ * proven dead). Group commit: lines committed while a flush is in flight are written together,
+ * the last one's receipt signed (a checkpoint: it vouches for the unsigned ones before it through
+ * the hash chain; see the SDK's receipts module), then one fdatasync covers them all; /sign
+ * replies only after that. A crash (even kill -9) leaves a journal that ends on a checkpoint,
+ * or a tail that does not: a torn line or complete lines of a group whose checkpoint never
+ * reached the disk. None of that tail was acknowledged, so the next start cuts it off and
+ * re-verifies the receipt chain from genesis. Receipts and the state they describe are on the
+ * same lines, so they can never disagree.
  */
 import {
   ContributionSchema,
@@ -84,6 +88,8 @@ export class SignerState {
   #synced = 0;
   #flushing: Promise<void> | null = null;
   #failed: Error | null = null;
+  /** Lines committed in memory and not yet written: the next flush writes them as one group. */
+  #pending: { receipt: ReceiptRecord; events: readonly StateEvent[] }[] = [];
   /** Bytes cut from a torn tail at open (a crash mid-append). */
   readonly repairedBytes: number;
 
@@ -107,9 +113,9 @@ export class SignerState {
     try {
       const path = join(dir, 'journal.jsonl');
       const text = existsSync(path) ? readFileSync(path, 'utf8') : '';
-      const end = text.lastIndexOf('\n') + 1;
+      let end = text.lastIndexOf('\n') + 1;
       const lines = text.slice(0, end).split('\n').filter((l) => l.length > 0);
-      const parsed = lines.map((line, i) => {
+      let parsed = lines.map((line, i) => {
         let raw: unknown;
         try {
           raw = JSON.parse(line);
@@ -120,6 +126,14 @@ export class SignerState {
         if (!r.success) throw new InternalError(`journal line ${i + 1} is malformed: ${r.error.issues[0]?.message ?? ''}`);
         return r.data;
       });
+      // Complete lines after the last checkpoint belong to a group whose flush never finished:
+      // never acknowledged, so cut like a torn line.
+      let keep = parsed.length;
+      while (keep > 0 && parsed[keep - 1]!.receipt.sig === undefined) keep -= 1;
+      if (keep < parsed.length) {
+        end = lines.slice(0, keep).reduce((n, l) => n + l.length + 1, 0);
+        parsed = parsed.slice(0, keep);
+      }
       let chain: ReceiptChain;
       try {
         chain = new ReceiptChain(receiptKey, parsed.map((p) => p.receipt));
@@ -128,7 +142,7 @@ export class SignerState {
         throw new InternalError(`the receipt chain in the journal does not verify with this receipt key: ${why}`, { cause });
       }
       const fd = openSync(path, 'a+', 0o600);
-      const repaired = text.length - end;
+      const repaired = Buffer.byteLength(text, 'utf8') - Buffer.byteLength(text.slice(0, end), 'utf8');
       if (repaired > 0) {
         ftruncateSync(fd, Buffer.byteLength(text.slice(0, end), 'utf8'));
         fdatasyncSync(fd);
@@ -176,37 +190,39 @@ export class SignerState {
   }
 
   /**
-   * Appends one receipt with the events it commits and applies them in memory. The line is
-   * written at once (so the order of lines is the order of commits) but is only durable once
-   * `durable(ticket)` resolves: callers must await that before replying. Callers serialise commits
-   * (the signer holds one lock around verify-and-commit) and wait for durability outside it, so
-   * one fdatasync covers every request that committed meanwhile (group commit).
+   * Commits one receipt with the events it commits and applies them in memory. The line is only
+   * durable once `durable(ticket)` resolves: callers must await that before replying. Callers
+   * serialise commits (the signer holds one lock around verify-and-commit) and wait for
+   * durability outside it, so one flush covers every request that committed meanwhile.
    */
   commit(input: ReceiptInput, events: readonly StateEvent[] = []): ReceiptRecord {
     if (this.#closed) throw new InternalError('signer state is closed');
     if (this.#failed) throw new InternalError('signer state failed to reach the disk; restart the signer', { cause: this.#failed });
     for (const e of events) StateEventSchema.parse(e);
-    const receipt = this.#chain.append(input);
-    const line = `${JSON.stringify({ receipt, events })}\n`;
-    const bytes = Buffer.from(line, 'utf8');
-    let off = 0;
-    while (off < bytes.length) off += writeSync(this.#fd, bytes, off, bytes.length - off);
+    const receipt = this.#chain.append(input, { sign: false });
+    this.#pending.push({ receipt, events });
     this.#written += 1;
     for (const e of events) this.#apply(e);
     return receipt;
   }
 
-  /** The ticket of the last line written: pass it to durable(). */
+  /** The ticket of the last line committed: pass it to durable(). */
   get ticket(): number {
     return this.#written;
   }
 
-  /** Resolves once every line up to `ticket` (default: all written so far) is fdatasync'd. */
+  /** Resolves once every line up to `ticket` (default: all committed so far) is fdatasync'd. */
   async durable(ticket = this.#written): Promise<void> {
     while (this.#synced < ticket) {
       if (this.#failed) throw new InternalError('signer state failed to reach the disk', { cause: this.#failed });
       if (!this.#flushing) {
         const target = this.#written;
+        try {
+          this.#writePending();
+        } catch (err) {
+          this.#failed = err as Error;
+          throw new InternalError('writing the journal failed', { cause: err });
+        }
         this.#flushing = new Promise<void>((resolve, reject) => {
           fdatasync(this.#fd, (err) => {
             this.#flushing = null;
@@ -222,6 +238,21 @@ export class SignerState {
       }
       await this.#flushing;
     }
+  }
+
+  /** Writes the pending group, its last receipt sealed (signed), in one append. */
+  #writePending(): void {
+    const group = this.#pending;
+    if (group.length === 0) return;
+    this.#pending = [];
+    const sealed = this.#chain.seal();
+    if (sealed === null || sealed.hash !== group[group.length - 1]!.receipt.hash) throw new InternalError('journal: the receipt chain does not end on the pending group');
+    group[group.length - 1]!.receipt = sealed;
+    let text = '';
+    for (const line of group) text += `${JSON.stringify({ receipt: line.receipt, events: line.events })}\n`;
+    const bytes = Buffer.from(text, 'utf8');
+    let off = 0;
+    while (off < bytes.length) off += writeSync(this.#fd, bytes, off, bytes.length - off);
   }
 
   /** commit() and wait until it is on disk. */
@@ -282,6 +313,7 @@ export class SignerState {
     if (this.#closed) return;
     this.#closed = true;
     try {
+      if (!this.#failed) this.#writePending();
       fdatasyncSync(this.#fd);
     } catch {
       // best effort; nothing unsynced was acknowledged
