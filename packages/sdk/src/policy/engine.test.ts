@@ -13,7 +13,7 @@ import {
   type Rule,
   type SignedApproval,
 } from '../schemas/index.js';
-import { evaluatePolicy, parsePolicy, policyLookback, preparePolicy } from './engine.js';
+import { evaluatePolicy, parsePolicy, policyLookback, policyWindows, preparePolicy } from './engine.js';
 import type { HistoryEntry, PolicyContext } from './types.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -1445,6 +1445,22 @@ describe('preparePolicy and sealed intents (validate once, evaluate many)', () =
 
 describe('policyLookback', () => {
   const base = { wallet: 'w1', version: 1 };
+  it('policyWindows: every distinct history window, ascending, lifetime (null) last', () => {
+    expect(policyWindows({ ...base, rules: [{ rule: 'hard_ceiling', max: '5' }] })).toEqual([]);
+    expect(policyWindows({ ...base, rules: [{ rule: 'daily_velocity_cap', limit: '5' }] })).toEqual([86400]);
+    expect(
+      policyWindows({
+        ...base,
+        rules: [
+          { rule: 'agent_budget_ceiling', budget: '9' },
+          { rule: 'daily_velocity_cap', limit: '5', window_seconds: 7200 },
+          { rule: 'agent_budget_ceiling', budget: '9', window_seconds: 60 },
+          { rule: 'daily_velocity_cap', limit: '6', window_seconds: 60 },
+        ],
+      }),
+    ).toEqual([60, 7200, null]);
+  });
+
   it('is the longest history window; null for a lifetime budget; 0 when no rule reads history', () => {
     expect(policyLookback({ ...base, rules: [{ rule: 'hard_ceiling', max: '5' }] })).toBe(0);
     expect(policyLookback({ ...base, rules: [{ rule: 'daily_velocity_cap', limit: '5' }] })).toBe(86400);

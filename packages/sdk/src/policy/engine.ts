@@ -54,6 +54,30 @@ export function preparePolicy(policy: PolicySet | unknown): Readonly<PolicySet> 
 }
 
 /**
+ * Every distinct history window a policy's rules read, in seconds (`null` for a lifetime budget),
+ * ascending with `null` last; empty when no rule reads history. An entry counts for a window `w`
+ * at `now` when `created_at > now - w`, so a service can hand evaluatePolicy one aggregate per
+ * stretch between consecutive window edges and get the same totals (the reference services do).
+ *
+ * @example
+ * policyWindows({ wallet: 'w', version: 1, rules: [{ rule: 'daily_velocity_cap', limit: '5' }] }) // [86400]
+ */
+export function policyWindows(policy: PolicySet): (number | null)[] {
+  const finite = new Set<number>();
+  let lifetime = false;
+  for (const r of policy.rules) {
+    if (r.rule === 'daily_velocity_cap') finite.add(r.window_seconds ?? DEFAULT_VELOCITY_WINDOW);
+    if (r.rule === 'agent_budget_ceiling') {
+      if (r.window_seconds == null) lifetime = true;
+      else finite.add(r.window_seconds);
+    }
+  }
+  const out: (number | null)[] = [...finite].sort((a, b) => a - b);
+  if (lifetime) out.push(null);
+  return out;
+}
+
+/**
  * How far back a policy's history rules look, in seconds: the longest velocity-cap or
  * agent-budget window, `null` for a lifetime budget (everything counts), 0 when no rule reads
  * history. Services use it to bound the history they hand to evaluatePolicy: entries created
@@ -63,15 +87,9 @@ export function preparePolicy(policy: PolicySet | unknown): Readonly<PolicySet> 
  * policyLookback({ wallet: 'w', version: 1, rules: [{ rule: 'daily_velocity_cap', limit: '5' }] }) // 86400
  */
 export function policyLookback(policy: PolicySet): number | null {
-  let max = 0;
-  for (const r of policy.rules) {
-    if (r.rule === 'daily_velocity_cap') max = Math.max(max, r.window_seconds ?? DEFAULT_VELOCITY_WINDOW);
-    if (r.rule === 'agent_budget_ceiling') {
-      if (r.window_seconds == null) return null;
-      max = Math.max(max, r.window_seconds);
-    }
-  }
-  return max;
+  const windows = policyWindows(policy);
+  if (windows.includes(null)) return null;
+  return windows.length === 0 ? 0 : (windows[windows.length - 1] as number);
 }
 
 function checkTime(value: unknown, field: string): number {

@@ -3,7 +3,7 @@
  * What velocity caps and agent budgets count, per wallet, aggregated into HistoryBuckets
  * (../history-buckets.ts) and loaded lazily from the store.
  */
-import { policyLookback, type HistoryEntry, type PolicySet } from '@vault/sdk';
+import { policyLookback, policyWindows, type HistoryEntry, type PolicySet } from '@vault/sdk';
 import { HistoryBuckets } from '../history-buckets.js';
 import { historyEntry, type IntentRecord, type IntentStore } from './store.js';
 
@@ -35,7 +35,7 @@ export class HistoryCache {
     const back = lookback(policy);
     if (back === 0) return [];
     const since = back === null ? 0 : Math.max(0, now - back);
-    return this.#load(wallet, since).entries(since, exclude ? historyEntry(exclude) : undefined);
+    return this.#load(wallet, since).windowed(now, policyWindows(policy), exclude ? historyEntry(exclude) : undefined);
   }
 
   /** Records a status change (or a new intent: `before` null). Call before the write commits. */

@@ -14,7 +14,7 @@ import {
   addressFacts,
   canonicalize,
   evaluatePolicy,
-  policyLookback,
+  policyWindows,
   preparePolicy,
   type PolicySet,
   InternalError,
@@ -215,12 +215,11 @@ async function check(req: SignRequest, deps: SignerDeps, now: number, events: St
   // intent: the control plane cannot backdate its way past a timelock.
   const seenAt = state.firstSeen(id) ?? now;
   const createdAt = Math.max(req.intent.created_at, seenAt);
-  const lookback = policyLookback(policy);
   const decision = evaluatePolicy(policy, normalized, {
     now,
     created_at: createdAt,
     intentId: id,
-    history: lookback === 0 ? [] : state.history(normalized.wallet, lookback === null ? 0 : now - lookback, id),
+    history: state.historyFor(normalized.wallet, now, policyWindows(policy), id),
     approvals: verified.valid,
     compliance_cleared: req.protect.compliance_cleared,
     attestation_valid: req.protect.attestation_valid,

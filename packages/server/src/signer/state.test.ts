@@ -14,13 +14,20 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 
 describe('SignerState', () => {
-  it('commits receipts with their events durably, and replays them on reopen', () => {
+  it('commits receipts with their events durably, and replays them on reopen', async () => {
     const s = SignerState.open(dir, KEY);
     const id = `int_${'b'.repeat(64)}`;
     s.commit({ at: 10, kind: 'sign.refused', intentId: id, body: {} }, [{ t: 'seen', intentId: id, at: 10 }]);
     s.commit({ at: 20, kind: 'sign.refused', intentId: id, body: {} }, [{ t: 'seen', intentId: id, at: 20 }]);
     expect(s.firstSeen(id)).toBe(10);
+    // Committed but not yet written: not shown (its group's checkpoint is not signed yet).
+    expect(s.length).toBe(0);
+    expect(s.recent(5)).toEqual([]);
+    await s.durable();
+    expect(s.length).toBe(2);
+    expect(s.verify().verified).toBe(true);
     const head = s.head;
+    expect(s.recent(1)[0]?.hash).toBe(head);
     s.close();
     expect(statSync(join(dir, 'journal.jsonl')).mode & 0o777).toBe(0o600);
     const again = SignerState.open(dir, KEY);

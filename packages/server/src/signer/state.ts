@@ -13,7 +13,9 @@
  */
 import {
   ContributionSchema,
+  GENESIS_PREV,
   ReceiptChain,
+  verifyReceiptChain,
   ReceiptRecordSchema,
   InternalError,
   type Contribution,
@@ -282,12 +284,28 @@ export class SignerState {
     return this.#buckets.get(wallet)?.entries(since, excluded) ?? [];
   }
 
+  /**
+   * The same history as evaluatePolicy needs it at `now` for a policy reading `windows` (the SDK's
+   * policyWindows): one aggregate per asset/initiator/operation and stretch between window edges,
+   * so a cap costs the same however many seconds saw a signature (history-buckets.ts).
+   */
+  historyFor(wallet: string, now: number, windows: readonly (number | null)[], exclude?: string): HistoryEntry[] {
+    const excluded = exclude === undefined ? undefined : this.#history.get(wallet)?.get(exclude);
+    return this.#buckets.get(wallet)?.windowed(now, windows, excluded) ?? [];
+  }
+
+  /**
+   * The head of the journal as written: records committed in memory but not yet written (their
+   * group's checkpoint is not signed yet) are not shown by head, length, recent, records or verify,
+   * so what the signer reports always ends on a signed record.
+   */
   get head(): string {
-    return this.#chain.head;
+    const n = this.length;
+    return n === 0 ? GENESIS_PREV : (this.#chain.records()[n - 1] as ReceiptRecord).hash;
   }
 
   get length(): number {
-    return this.#chain.length;
+    return this.#chain.length - this.#pending.length;
   }
 
   get receiptPublicKey(): string {
@@ -296,17 +314,18 @@ export class SignerState {
 
   /** Newest first. */
   recent(limit: number): ReceiptRecord[] {
-    return this.#chain.recent(limit);
+    const n = this.length;
+    return this.#chain.records().slice(Math.max(0, n - Math.max(0, limit)), n).reverse();
   }
 
-  /** The SDK's verifier over the whole chain. */
+  /** The SDK's verifier over every written record. */
   verify() {
-    return this.#chain.verify();
+    return verifyReceiptChain(this.records(), this.#chain.publicKeyHex, { head: this.head, length: this.length });
   }
 
-  /** Every record, oldest first. */
+  /** Every written record, oldest first. */
   records(): readonly ReceiptRecord[] {
-    return this.#chain.records();
+    return this.#chain.records().slice(0, this.length);
   }
 
   close(): void {
