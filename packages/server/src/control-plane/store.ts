@@ -106,6 +106,8 @@ export class IntentStore {
   #queue: QueuedWrite[] = [];
   #scheduled = false;
   #committing = false;
+  /** The first failed commit: every later write is refused (the receipt chain must not skip it). */
+  #failed: unknown = null;
 
   constructor(path: string, options: IntentStoreOptions = {}) {
     this.#seal = options.sealReceipt;
@@ -214,6 +216,10 @@ export class IntentStore {
 
   #enqueue(record: IntentRecord | null, receipt: ReceiptRecord | null, extra: QueuedWrite['extra']): Promise<void> {
     return new Promise<void>((resolve, reject) => {
+      if (this.#failed !== null) {
+        reject(new InternalError('store: an earlier commit failed; no further writes', { cause: this.#failed }));
+        return;
+      }
       this.#queue.push({ record, receipt, extra, resolve, reject });
       this.#schedule();
     });
@@ -233,6 +239,8 @@ export class IntentStore {
     this.#queue = [];
     this.#committing = true;
     try {
+      // Writes queued behind a failed group would chain onto receipts that never reached the disk.
+      if (this.#failed !== null) throw new InternalError('store: an earlier commit failed; no further writes', { cause: this.#failed });
       // The checkpoint: the group's last receipt is signed before anything is written.
       let last = -1;
       for (let i = group.length - 1; i >= 0; i--) {
@@ -257,6 +265,7 @@ export class IntentStore {
       if (ok !== true) throw new InternalError('store: commit failed');
       for (const w of group) w.resolve();
     } catch (e) {
+      this.#failed ??= e;
       for (const w of group) w.reject(e);
     } finally {
       this.#committing = false;

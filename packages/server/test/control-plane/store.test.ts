@@ -87,6 +87,26 @@ describe('IntentStore group commit', () => {
     expect(store.get(record(1, b).intentId)).toBeUndefined();
     expect(store.getMeta()).toEqual({ receipts: 1, head: a.hash });
     expect(verifyReceiptChain([...store.allReceipts()], signer.publicKeyHex).verified).toBe(true);
+    // Nothing is written after a failed group: a later record would chain onto receipts that are not on disk.
+    const e = signer.next(d, { at: 5, kind: 'intent.created', body: { n: 4 } });
+    await expect(store.write(record(4, e), e, { isNew: true })).rejects.toThrow(/earlier commit failed/);
+    expect([...store.allReceipts()].map((r) => r.seq)).toEqual([0]);
+    await store.close();
+  });
+
+  it('writes already queued behind a failing group are refused too, not committed out of chain', async () => {
+    const signer = new ReceiptSigner(new Uint8Array(32).fill(6));
+    const { store } = open(signer);
+    const a = signer.next(null, { at: 1, kind: 'intent.created', body: { n: 0 } });
+    const bad = { ...record(0, a), execution: { weight: 2n ** 70n } } as unknown as IntentRecord;
+    const first = store.write(bad, a, { isNew: true });
+    // Queued after the group above has been taken for commit: it would form the next group.
+    await new Promise((res) => setImmediate(res));
+    const b = signer.next(a, { at: 2, kind: 'intent.created', body: { n: 1 } });
+    const second = store.write(record(1, b), b, { isNew: true });
+    const results = await Promise.allSettled([first, second]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect([...store.allReceipts()]).toEqual([]);
     await store.close();
   });
 
