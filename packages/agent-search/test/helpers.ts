@@ -67,9 +67,11 @@ export async function startTestChain(): Promise<TestChain> {
       balanceOf: async (a) => (await pc.readContract({ address: token, abi: artifact.abi, functionName: 'balanceOf', args: [a] })) as bigint,
       transfer: (from, to, amount) => write(from, 'transfer', [to, amount]),
       mint,
-      blockNumber: () => pc.getBlockNumber(),
+      // cacheTime 0: viem caches getBlockNumber for its polling interval, and a stale number made
+      // a transfer mined just now invisible to one test and counted by the next.
+      blockNumber: () => pc.getBlockNumber({ cacheTime: 0 }),
       transfersSince: async (fromBlock) => {
-        if (fromBlock > (await pc.getBlockNumber())) return [];
+        if (fromBlock > (await pc.getBlockNumber({ cacheTime: 0 }))) return [];
         const logs = await pc.getContractEvents({ address: token, abi: artifact.abi, eventName: 'Transfer', fromBlock, toBlock: 'latest' });
         return logs.map((l) => {
           const a = l.args as { from: Address; to: Address; value: bigint };
