@@ -125,21 +125,6 @@ export class HistoryBuckets {
     return out;
   }
 
-  /** Per-second sums created at or after `since`, without the entry `exclude`: for inspection and tests. */
-  entries(since: number, exclude?: HistoryEntry): HistoryEntry[] {
-    const skip = exclude && !NOT_COUNTED.has(exclude.status) ? groupKey(exclude) : null;
-    const out: HistoryEntry[] = [];
-    for (const [key, g] of this.#groups) {
-      for (const [t, v] of g.sums.seconds) {
-        if (t < since) continue;
-        let sum = v;
-        if (key === skip && exclude && exclude.created_at === t) sum -= BigInt(exclude.amount);
-        if (sum > 0n) out.push({ ...g.proto, created_at: t, amount: sum.toString() });
-      }
-    }
-    return out;
-  }
-
   /** Drops amounts created before `floor` (bounded memory). */
   prune(floor: number): void {
     if (floor <= this.since) return;

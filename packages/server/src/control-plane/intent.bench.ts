@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +15,7 @@ import { MemoryLedger, createMemoryDriver, memoryWallet } from '@vault/sdk/testi
 import { createControlPlaneClient, type Decision, type PolicySet } from '@vault/sdk';
 import { Hono } from 'hono';
 import { bench, describe } from 'vitest';
+import { procCpuSeconds } from '../../test/cpu.js';
 import { listen } from '../http/listen.js';
 import { initStateDir, startControlPlane } from './run.js';
 import { emptyState } from './state.js';
@@ -71,18 +72,10 @@ async function makeState(dir: string) {
 const rows: Record<string, string | number>[] = [];
 const WARMUP_MS = 3000;
 
-/** CPU seconds this process has used: all threads, and the main thread alone (Linux /proc; null elsewhere). */
+/** CPU seconds this process has used: all threads, and the main thread alone (null where /proc is not there). */
 function cpuNow(): { all: number; main: number | null } {
   const u = process.cpuUsage();
-  let main: number | null = null;
-  try {
-    const st = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-    const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
-    main = (Number(f[11]) + Number(f[12])) / 100;
-  } catch {
-    main = null;
-  }
-  return { all: (u.user + u.system) / 1e6, main };
+  return { all: (u.user + u.system) / 1e6, main: procCpuSeconds(process.pid, process.pid) };
 }
 
 /** Server CPU per request over a load run (the load generator is another process, so this is the server's). */

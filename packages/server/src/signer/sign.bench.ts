@@ -21,6 +21,7 @@ import {
   intentId,
   normalizeIntent,
   policyDigest,
+  policyWindows,
   preparePolicy,
   ReceiptChain,
   verifyApprovals,
@@ -29,11 +30,12 @@ import {
 } from '@vault/sdk';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createPrivateKey, sign as edSign } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, bench, describe } from 'vitest';
+import { procCpuSeconds } from '../../test/cpu.js';
 import { makeWorld, PASSPHRASE, type World } from '../../test/signer/helpers.js';
 import { verifyAndSign } from './sign.js';
 
@@ -134,18 +136,11 @@ function externalLoad(): Promise<{ rps: number; p50: number; p99: number; ok: nu
   });
 }
 
-/** CPU seconds used so far by process `pid` (all threads) and by its main thread, from /proc (Linux); null elsewhere. */
+/** CPU seconds used so far by process `pid` (all threads) and by its main thread; null where /proc is not there. */
 function cpuOf(pid: number): { all: number; main: number } | null {
-  const ticks = (path: string) => {
-    const st = readFileSync(path, 'utf8');
-    const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) / 100;
-  };
-  try {
-    return { all: ticks(`/proc/${pid}/stat`), main: ticks(`/proc/${pid}/task/${pid}/stat`) };
-  } catch {
-    return null;
-  }
+  const all = procCpuSeconds(pid);
+  const main = procCpuSeconds(pid, pid);
+  return all === null || main === null ? null : { all, main };
 }
 
 afterAll(async () => {
@@ -180,7 +175,7 @@ afterAll(async () => {
 async function rawFloor(req: SignRequest): Promise<void> {
   const intent = normalizeIntent(req.intent.request);
   const { valid } = verifyApprovals(req.approvals, { intentId: req.intent.id, approvers: w.trust.approvers, initiator: intent.initiator });
-  const d = evaluatePolicy(req.policy, intent, { now: w.clock.now, intentId: req.intent.id, history: w.state.history(intent.wallet), approvals: valid, compliance_cleared: true });
+  const d = evaluatePolicy(req.policy, intent, { now: w.clock.now, intentId: req.intent.id, history: w.state.historyFor(intent.wallet, w.clock.now, policyWindows(req.policy), req.intent.id), approvals: valid, compliance_cleared: true });
   if (d.decision !== 'allow') throw new Error(d.reasons.join('; '));
   const built = w.driver.buildPayload({ intent, wallet: w.wallet, params: req.params });
   await w.chainSigner.signPayload(built, w.keys.signingKey(w.keys.list()[0]!.publicKeyHex)!, req.signer_address);
@@ -198,7 +193,7 @@ async function fullFloor(req: SignRequest): Promise<void> {
   const policy = preparePolicy(req.policy);
   if (policyDigest(policy) !== req.policy_digest) throw new Error('policy digest');
   const { valid } = verifyApprovals(req.approvals, { intentId: req.intent.id, approvers: w.trust.approvers, initiator: intent.initiator });
-  const d = evaluatePolicy(policy, intent, { now: w.clock.now, intentId: req.intent.id, history: w.state.history(intent.wallet), approvals: valid, compliance_cleared: true });
+  const d = evaluatePolicy(policy, intent, { now: w.clock.now, intentId: req.intent.id, history: w.state.historyFor(intent.wallet, w.clock.now, policyWindows(policy), req.intent.id), approvals: valid, compliance_cleared: true });
   if (d.decision !== 'allow') throw new Error(d.reasons.join('; '));
   const built = w.driver.buildPayload({ intent, wallet: w.wallet, params: req.params });
   const c = await w.chainSigner.signPayload(built, w.keys.signingKey(w.keys.list()[0]!.publicKeyHex)!, req.signer_address);

@@ -113,7 +113,7 @@ describe('SignerState', () => {
     expect(() => t.commit({ at: 1, kind: 'k', body: 1 })).toThrow(/closed/);
   });
 
-  it('history(wallet, since, exclude): per-second aggregates of the signed intents at or after since, without the excluded one, also after a replay', () => {
+  it('historyFor(wallet, now, windows, exclude): the signed intents aggregated per stretch between window edges, each intent counted once, without the excluded one, also after a replay', () => {
     const s = SignerState.open(dir, KEY);
     const sign = (n: number, at: number, amount: string) => {
       const intentId = `int_${n.toString(16).padStart(64, '0')}`;
@@ -129,20 +129,23 @@ describe('SignerState', () => {
     sign(3, 30, '4'); // a clock step back still counts
     sign(4, 40, '8'); // same second as #2: one bucket of 10
     sign(2, 40, '2'); // #2 signed again (another signer address or a repeat): counted once
-    const view = (st: SignerState, since?: number, exclude?: string) =>
+    // At now = 41 a window w counts what was signed after 41 - w: one aggregate per stretch between edges.
+    const view = (st: SignerState, windows: (number | null)[], exclude?: string) =>
       st
-        .history('w', since, exclude)
+        .historyFor('w', 41, windows, exclude)
         .map((e) => `${e.created_at}:${e.amount}`)
         .sort();
-    expect(view(s)).toEqual(['10:1', '30:4', '40:10']);
-    expect(view(s, 30)).toEqual(['30:4', '40:10']);
-    expect(view(s, 31)).toEqual(['40:10']);
-    expect(view(s, 31, twice)).toEqual(['40:8']);
-    expect(view(s, 41)).toEqual([]);
-    expect(s.history('other', 0)).toEqual([]);
+    expect(view(s, [null])).toEqual(['41:15']);
+    expect(view(s, [11, 12, null])).toEqual(['29:1', '30:4', '31:10']);
+    expect(view(s, [12])).toEqual(['30:14']);
+    expect(view(s, [11])).toEqual(['31:10']);
+    expect(view(s, [11], twice)).toEqual(['31:8']);
+    expect(view(s, [1])).toEqual([]);
+    expect(view(s, [])).toEqual([]);
+    expect(s.historyFor('other', 41, [null])).toEqual([]);
     s.close();
     const again = SignerState.open(dir, KEY);
-    expect(view(again, 30)).toEqual(['30:4', '40:10']);
+    expect(view(again, [11, 12, null])).toEqual(['29:1', '30:4', '31:10']);
     again.close();
   });
 });

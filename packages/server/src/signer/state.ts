@@ -275,19 +275,11 @@ export class SignerState {
   }
 
   /**
-   * What this signer has signed for a wallet, as policy history (velocity caps, agent budgets):
-   * per-second aggregates of the intents signed at or after `since` (the SDK's policyLookback
-   * bounds it), without the intent `exclude` itself (it is being signed again).
-   */
-  history(wallet: string, since = 0, exclude?: string): HistoryEntry[] {
-    const excluded = exclude === undefined ? undefined : this.#history.get(wallet)?.get(exclude);
-    return this.#buckets.get(wallet)?.entries(since, excluded) ?? [];
-  }
-
-  /**
-   * The same history as evaluatePolicy needs it at `now` for a policy reading `windows` (the SDK's
-   * policyWindows): one aggregate per asset/initiator/operation and stretch between window edges,
-   * so a cap costs the same however many seconds saw a signature (history-buckets.ts).
+   * What this signer has signed for a wallet, as policy history (velocity caps, agent budgets) at
+   * `now` for a policy reading `windows` (the SDK's policyWindows): one aggregate per
+   * asset/initiator/operation and stretch between window edges, without the intent `exclude`
+   * itself (it is being signed again). A cap costs the same however many seconds saw a signature
+   * (history-buckets.ts).
    */
   historyFor(wallet: string, now: number, windows: readonly (number | null)[], exclude?: string): HistoryEntry[] {
     const excluded = exclude === undefined ? undefined : this.#history.get(wallet)?.get(exclude);
