@@ -1,6 +1,6 @@
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { describe, expect, it } from 'vitest';
-import { isInitiator, signApproval, verifyApproval, verifyApprovals, type ApproverKey } from './approvals.js';
+import { isInitiator, preverifyApprovals, signApproval, verifyApproval, verifyApprovals, type ApproverKey } from './approvals.js';
 import { toHex } from './encoding.js';
 import { ValidationError } from './errors.js';
 
@@ -103,5 +103,60 @@ describe('verifyApprovals', () => {
     expect(r.problems[0]?.reason).toBe('self_approval');
     expect(isInitiator('alice', 'alice')).toBe(true);
     expect(isInitiator('device:bob', 'alice')).toBe(false);
+  });
+});
+
+describe('preverifyApprovals: verdicts worked out ahead, bound to the bytes', () => {
+  const approvers = new Map<string, ApproverKey>([
+    ['alice', { publicKey: alice.pk }],
+    ['bob', { publicKey: bob.pk }],
+    ['mallory', { publicKey: bob.pk, revoked: true }],
+  ]);
+  const mixed = () => [
+    signApproval(stmt('alice'), alice.sk),
+    signApproval(stmt('alice'), alice.sk),
+    signApproval(stmt('carol'), seed(3)),
+    signApproval(stmt('bob'), alice.sk),
+    signApproval(stmt('bob', 'approve', other), bob.sk),
+    signApproval(stmt('mallory'), bob.sk),
+    { approver_id: 42 },
+    'not an object',
+    { ...signApproval(stmt('bob'), bob.sk), signature: { curve: 'ed25519', sig: 'zz' } },
+    signApproval(stmt('bob', 'reject'), bob.sk),
+  ];
+
+  it('verifyApprovals with verdicts gives exactly the result it gives without them', async () => {
+    const approvals = mixed();
+    const verdicts = await preverifyApprovals(approvals, approvers);
+    expect(verdicts.size).toBeGreaterThan(0);
+    const ctx = { intentId: intent, approvers };
+    expect(verifyApprovals(approvals, { ...ctx, verdicts })).toEqual(verifyApprovals(approvals, ctx));
+  });
+
+  it('a "valid" verdict worked out for another key does not carry over (bound to the public key)', async () => {
+    const forged = signApproval(stmt('bob'), alice.sk); // "bob" signed with alice's key
+    // worked out against a trust map in which bob's key was alice's: there the signature is valid
+    const verdicts = await preverifyApprovals([forged], new Map([['bob', { publicKey: alice.pk }]]));
+    expect(verdicts.size).toBe(1);
+    const r = verifyApprovals([forged], { intentId: intent, approvers, verdicts });
+    expect(r.valid).toEqual([]);
+    expect(r.problems.map((p) => p.reason)).toEqual(['bad_signature']);
+  });
+
+  it('a "valid" verdict for one statement does not carry over to another statement with the same signature (bound to the message)', async () => {
+    const good = signApproval(stmt('alice'), alice.sk);
+    const verdicts = await preverifyApprovals([good], approvers);
+    // the same signature bytes on a later statement (another time): the message differs
+    const replayed = { ...good, at: good.at + 60 };
+    const r = verifyApprovals([replayed], { intentId: intent, approvers, verdicts });
+    expect(r.problems.map((p) => p.reason)).toEqual(['bad_signature']);
+  });
+
+  it('looks at no more than 64 approvals of a hostile list', async () => {
+    const many = Array.from({ length: 200 }, () => signApproval(stmt('alice'), alice.sk));
+    const verdicts = await preverifyApprovals(many, approvers);
+    expect(verdicts.size).toBe(1); // all the same bytes: one verdict
+    const distinct = Array.from({ length: 200 }, (_, i) => signApproval({ ...stmt('alice'), at: 1767225600 + i }, alice.sk));
+    expect((await preverifyApprovals(distinct, approvers)).size).toBe(64);
   });
 });

@@ -4,7 +4,7 @@
  * values with a reason; malformed input is a reason too, never a crash.
  */
 import { approvalMessage, type ApprovalStatement } from './digest.js';
-import { signEd25519, verifyEd25519 } from './ed25519.js';
+import { signEd25519, verifyEd25519, verifyEd25519Async } from './ed25519.js';
 import { fromHex, timingSafeEqual, toHex } from './encoding.js';
 import { ValidationError } from './errors.js';
 import { SignedApprovalSchema, type SignedApproval } from './schemas/approval.js';
@@ -57,7 +57,7 @@ export type ApprovalCheck =
 export function verifyApproval(
   approval: unknown,
   publicKey: Uint8Array | string,
-  expect: { intentId?: string } = {},
+  expect: { intentId?: string; verdicts?: ApprovalVerdicts } = {},
 ): ApprovalCheck {
   const parsed = SignedApprovalSchema.safeParse(approval);
   if (!parsed.success) {
@@ -78,11 +78,78 @@ export function verifyApproval(
     return { ok: false, reason: 'malformed', message: `approver public key must be 32 bytes, got ${key.length}` };
   }
   const sig = fromHex(a.signature.sig, 'signature.sig', 64);
-  if (!verifyEd25519(sig, approvalMessage(a), key)) {
+  const message = approvalMessage(a);
+  if (!(expect.verdicts?.lookup(sig, message, key) ?? verifyEd25519(sig, message, key))) {
     return { ok: false, reason: 'bad_signature', message: `signature of ${a.approver_id} does not verify` };
   }
   return { ok: true, approval: a };
 }
+
+/**
+ * Signature verdicts worked out ahead of time by `preverifyApprovals` (the only way to get one),
+ * each bound to the exact signature, message and public key bytes it was computed over: a lookup
+ * with any other bytes finds nothing, and verifyApproval verifies then and there. It only saves
+ * work; it cannot make an approval count that would not count without it.
+ */
+export interface ApprovalVerdicts {
+  /** The verdict recorded for exactly these bytes, or undefined when there is none. */
+  lookup(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): boolean | undefined;
+  readonly size: number;
+}
+
+class Verdicts implements ApprovalVerdicts {
+  readonly #verdicts = new Map<string, { message: Uint8Array; ok: boolean }>();
+
+  record(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array, ok: boolean): void {
+    this.#verdicts.set(`${toHex(publicKey)}:${toHex(signature)}`, { message, ok });
+  }
+
+  lookup(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): boolean | undefined {
+    const v = this.#verdicts.get(`${toHex(publicKey)}:${toHex(signature)}`);
+    return v !== undefined && Buffer.compare(v.message, message) === 0 ? v.ok : undefined;
+  }
+
+  get size(): number {
+    return this.#verdicts.size;
+  }
+}
+
+/**
+ * Checks the signatures of a set of approvals concurrently on libuv's thread pool
+ * (`verifyEd25519Async`), for `verifyApprovals(approvals, { ..., verdicts })` to consume: a
+ * service can do this outside its one-at-a-time section, so the curve arithmetic of many requests
+ * runs on other cores while the event loop does the rest. Decides nothing itself: approvals of
+ * unknown approvers and malformed ones are skipped here and judged by verifyApprovals as before.
+ *
+ * @example
+ * const verdicts = await preverifyApprovals(request.approvals, approvers)
+ * const { valid, problems } = verifyApprovals(request.approvals, { intentId, approvers, initiator, verdicts })
+ */
+export async function preverifyApprovals(approvals: readonly unknown[], approvers: ReadonlyMap<string, ApproverKey>): Promise<ApprovalVerdicts> {
+  const verdicts = new Verdicts();
+  const jobs: Promise<void>[] = [];
+  for (const raw of approvals.slice(0, MAX_PREVERIFIED)) {
+    const parsed = SignedApprovalSchema.safeParse(raw);
+    if (!parsed.success) continue;
+    const known = approvers.get(parsed.data.approver_id);
+    if (!known) continue;
+    let key: Uint8Array;
+    let sig: Uint8Array;
+    try {
+      key = typeof known.publicKey === 'string' ? fromHex(known.publicKey, 'publicKey', 32) : known.publicKey;
+      sig = fromHex(parsed.data.signature.sig, 'signature.sig', 64);
+    } catch {
+      continue;
+    }
+    const message = approvalMessage(parsed.data);
+    jobs.push(verifyEd25519Async(sig, message, key).then((ok) => verdicts.record(sig, message, key, ok)));
+  }
+  await Promise.all(jobs);
+  return verdicts;
+}
+
+/** preverifyApprovals looks at no more approvals than this per call (a bound on hostile input). */
+const MAX_PREVERIFIED = 64;
 
 /** What a service knows about an approver: its key, and whether it was revoked. */
 export interface ApproverKey {
@@ -106,7 +173,13 @@ export interface ApprovalSetResult {
  */
 export function verifyApprovals(
   approvals: readonly unknown[],
-  ctx: { intentId: string; approvers: ReadonlyMap<string, ApproverKey>; initiator?: string },
+  ctx: {
+    intentId: string;
+    approvers: ReadonlyMap<string, ApproverKey>;
+    initiator?: string;
+    /** Signature verdicts from `preverifyApprovals`; anything not in it is verified here. */
+    verdicts?: ApprovalVerdicts;
+  },
 ): ApprovalSetResult {
   const valid: SignedApproval[] = [];
   const problems: ApprovalSetResult['problems'] = [];
@@ -125,7 +198,7 @@ export function verifyApprovals(
     if (ctx.initiator !== undefined && isInitiator(ctx.initiator, id)) {
       return problem('self_approval', `approver ${id} initiated this intent and cannot approve it`);
     }
-    const check = verifyApproval(raw, known.publicKey, { intentId: ctx.intentId });
+    const check = verifyApproval(raw, known.publicKey, ctx.verdicts ? { intentId: ctx.intentId, verdicts: ctx.verdicts } : { intentId: ctx.intentId });
     if (!check.ok) return problem(check.reason, check.message);
     if (seen.has(id)) return problem('duplicate', `approver ${id} approved more than once`);
     seen.add(id);

@@ -171,8 +171,20 @@ describe('canonicalize (RFC 8785)', () => {
     ['sorted keys with an undefined member', { a: 1, b: undefined, c: [null, -0] }, '{"a":1,"c":[null,0]}'],
     ['a duplicate-looking pair that differs only in case', { B: 1, a: 2 }, '{"B":1,"a":2}'],
     ['keys past the BMP against keys above U+E000 (UTF-16, not code points)', { '\ue000': 1, '😀': 2 }, '{"😀":2,"\ue000":1}'],
+    ['an own "__proto__" member in an out-of-order object (copied as a member)', JSON.parse('{"b":1,"__proto__":{"y":2,"x":1}}') as unknown, '{"__proto__":{"x":1,"y":2},"b":1}'],
+    ['an in-order object whose later member is out of order (copied from the start)', { a: 1, b: undefined, c: { e: [1], d: 2 }, f: 'x' }, '{"a":1,"c":{"d":2,"e":[1]},"f":"x"}'],
+    ['an array whose second item is out of order', [{ a: 1 }, { c: 1, b: [{ z: 0, y: 1 }] }, 'x'], '[{"a":1},{"b":[{"y":1,"z":0}],"c":1},"x"]'],
+    ['an out-of-order object with an undefined member', { b: undefined, a: 1 }, '{"a":1}'],
   ])('fast and slow paths agree on %s', (_what, value, expected) => {
     expect(canonicalize(value)).toBe(expected);
+  });
+
+  it('never reorders or otherwise changes the value it is given', () => {
+    const value = { b: [{ d: 1, c: 2 }], a: { f: 1, e: undefined } };
+    const before = JSON.stringify(value);
+    expect(canonicalize(value)).toBe('{"a":{"f":1},"b":[{"c":2,"d":1}]}');
+    expect(JSON.stringify(value)).toBe(before);
+    expect(Object.keys(value)).toEqual(['b', 'a']);
   });
 
   it('refuses on the fast path exactly what the writer refuses (sorted objects, bad leaves)', () => {

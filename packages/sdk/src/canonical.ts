@@ -18,53 +18,93 @@ export const MAX_CANONICAL_DEPTH = 64;
  * canonicalize({ b: 1, a: [true, null] }) // '{"a":[true,null],"b":1}'
  */
 export function canonicalize(value: unknown): string {
-  // Fast path: a valid value whose objects already enumerate their keys in RFC 8785 order is
-  // serialised exactly by JSON.stringify (same number form, same escapes for well-formed strings,
-  // undefined members omitted alike), natively and without building the string piece by piece.
-  // Anything else, including every refusal, takes the writer below, which names the path.
-  if (inCanonicalOrder(value, 0)) return JSON.stringify(value);
+  // Fast path: JSON.stringify emits exactly the RFC 8785 form of a valid value whose objects list
+  // their keys in RFC 8785 order (same number form, same escapes for well-formed strings,
+  // undefined members omitted alike). canonicalView checks that in one walk and copies, with its
+  // members sorted, only the objects that are out of order; the serialising is then native.
+  // Anything unusual, including every refusal, takes the writer below, which names the path.
+  const view = canonicalView(value, 0);
+  if (view !== NOT_CANONICAL) return JSON.stringify(view);
   return write(value, { keys: [], ancestors: [] }, 0);
 }
 
+const NOT_CANONICAL: unique symbol = Symbol('not canonical');
+
+/** Sets a member of a plain object; an own "__proto__" member (JSON.parse makes those) stays a member instead of setting a prototype. */
+function setMember(out: Record<string, unknown>, k: string, v: unknown): void {
+  if (v === undefined) return;
+  if (k === '__proto__') Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+  else out[k] = v;
+}
+
+/** An array index used as an object key: objects enumerate such keys first, in numeric order. */
+const INDEX_KEY = /^(?:0|[1-9][0-9]{0,9})$/;
+
 /**
- * True when `value` is valid I-JSON for canonicalize and every object's own enumerable keys are
- * already in strictly ascending UTF-16 order (so JSON.stringify emits the canonical form). False
- * for anything unusual, leaving the verdict and the error to `write`: a cycle runs into the depth
- * bound and returns false. Objects with index-like keys ("2", "10") enumerate those first in
- * numeric order; the check looks at the order they actually enumerate in, so they are judged right.
+ * `value` itself when it is valid I-JSON and JSON.stringify already gives its canonical form; a
+ * copy in which every out-of-order object is rebuilt with its members in RFC 8785 order (sharing
+ * every subtree that was in order); or NOT_CANONICAL for anything unusual, leaving the verdict
+ * and the error to `write` (a cycle runs into the depth bound). An out-of-order object with an
+ * index-like key ("2", "10") cannot be mended by copying (every object enumerates "2" before
+ * "10"; RFC 8785 puts "10" first), so it goes to the writer too. An object whose keys already
+ * enumerate in canonical order is judged by the order they actually enumerate in, so it is
+ * judged right.
  */
-function inCanonicalOrder(value: unknown, depth: number): boolean {
-  if (depth > MAX_CANONICAL_DEPTH) return false;
+function canonicalView(value: unknown, depth: number): unknown {
+  if (depth > MAX_CANONICAL_DEPTH) return NOT_CANONICAL;
   switch (typeof value) {
     case 'string':
-      return wellFormed(value);
+      return wellFormed(value) ? value : NOT_CANONICAL;
     case 'number':
-      return Number.isFinite(value);
+      return Number.isFinite(value) ? value : NOT_CANONICAL;
     case 'boolean':
-      return true;
+      return value;
     case 'object': {
-      if (value === null) return true;
+      if (value === null) return value;
       if (Array.isArray(value)) {
+        let copy: unknown[] | null = null;
         for (let i = 0; i < value.length; i++) {
           const item: unknown = value[i];
-          if (item === undefined || !inCanonicalOrder(item, depth + 1)) return false;
+          if (item === undefined) return NOT_CANONICAL;
+          const view = canonicalView(item, depth + 1);
+          if (view === NOT_CANONICAL) return NOT_CANONICAL;
+          if (view !== item) (copy ??= value.slice())[i] = view;
         }
-        return true;
+        return copy ?? value;
       }
       const proto = Object.getPrototypeOf(value);
-      if (proto !== Object.prototype && proto !== null) return false;
+      if (proto !== Object.prototype && proto !== null) return NOT_CANONICAL;
       const record = value as Record<string, unknown>;
       const keys = Object.keys(record);
+      let inOrder = true;
       for (let i = 0; i < keys.length; i++) {
         const k = keys[i] as string;
-        if ((i > 0 && !((keys[i - 1] as string) < k)) || !wellFormed(k)) return false;
-        const member = record[k];
-        if (member !== undefined && !inCanonicalOrder(member, depth + 1)) return false;
+        if (!wellFormed(k)) return NOT_CANONICAL;
+        if (i > 0 && !((keys[i - 1] as string) < k)) inOrder = false;
       }
-      return true;
+      if (!inOrder) {
+        if (keys.some((k) => INDEX_KEY.test(k))) return NOT_CANONICAL;
+        keys.sort(); // UTF-16 code unit order, as RFC 8785 §3.2.3 requires
+      }
+      // The copy, made as soon as it is known to be needed: at once for an out-of-order object,
+      // at the first member whose own view is a copy for one in order.
+      let out: Record<string, unknown> | null = inOrder ? null : {};
+      for (let i = 0; i < keys.length; i++) {
+        const k = keys[i] as string;
+        const member = record[k];
+        if (member === undefined) continue;
+        const view = canonicalView(member, depth + 1);
+        if (view === NOT_CANONICAL) return NOT_CANONICAL;
+        if (out === null && view !== member) {
+          out = {};
+          for (let j = 0; j < i; j++) setMember(out, keys[j] as string, record[keys[j] as string]);
+        }
+        if (out !== null) setMember(out, k, view);
+      }
+      return out ?? value;
     }
     default:
-      return false;
+      return NOT_CANONICAL;
   }
 }
 

@@ -108,5 +108,6 @@ export const APPROVAL_DOMAIN = 'vault-approval-v1\n';
  */
 export function approvalMessage(statement: ApprovalStatement): Uint8Array {
   const { approver_id, intent, verdict, at, strong_auth } = statement;
-  return utf8Bytes(APPROVAL_DOMAIN + canonicalize({ approver_id, intent, verdict, at, strong_auth }));
+  // Members in RFC 8785 order, so canonicalize takes its fast path (the bytes are the same either way).
+  return utf8Bytes(APPROVAL_DOMAIN + canonicalize({ approver_id, at, intent, strong_auth, verdict }));
 }

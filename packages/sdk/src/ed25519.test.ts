@@ -1,7 +1,7 @@
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { sha512 } from '@noble/hashes/sha2.js';
 import { describe, expect, it } from 'vitest';
-import { ed25519PublicKey, signEd25519, verifyEd25519 } from './ed25519.js';
+import { ed25519PublicKey, signEd25519, verifyEd25519, verifyEd25519Async } from './ed25519.js';
 
 const L = (1n << 252n) + 27742317777372353535851937790883648493n;
 const le = (b: Uint8Array) => BigInt(`0x${Buffer.from(b).reverse().toString('hex') || '0'}`);
@@ -89,5 +89,36 @@ describe('verifyEd25519 always gives the strict @noble/curves answer', () => {
     expect(verifyEd25519(new Uint8Array(63), msg, pub)).toBe(false);
     expect(verifyEd25519(new Uint8Array(64), msg, new Uint8Array(31))).toBe(false);
     expect(() => signEd25519(msg, new Uint8Array(31))).toThrow(RangeError);
+  });
+});
+
+describe('verifyEd25519Async (thread pool) gives exactly the answers of verifyEd25519', () => {
+  const sk = new Uint8Array(32).fill(4);
+  const pub = ed25519PublicKey(sk);
+  const msg = new TextEncoder().encode('vault');
+
+  it('on valid, corrupted, cross-key, malleated, small-order, non-canonical and malformed inputs', async () => {
+    const cases: [Uint8Array, Uint8Array, Uint8Array][] = [];
+    for (let i = 0; i < 40; i++) {
+      const key = ed25519.utils.randomSecretKey();
+      const m = ed25519.utils.randomSecretKey();
+      const sig = signEd25519(m, key);
+      const pk = ed25519PublicKey(key);
+      const bad = Uint8Array.from(sig);
+      bad[i % 64] = (bad[i % 64] as number) ^ 1;
+      cases.push([sig, m, pk], [bad, m, pk], [sig, m, pub]);
+    }
+    const sig = signEd25519(msg, sk);
+    cases.push([Uint8Array.from([...sig.subarray(0, 32), ...toLe(le(sig.subarray(32)) + L)]), msg, pub]);
+    cases.push([Uint8Array.from([1, ...new Array<number>(63).fill(0)]), msg, Uint8Array.from([1, ...new Array<number>(31).fill(0)])]);
+    cases.push([sig, msg, toLe((1n << 255n) - 18n)]);
+    cases.push([new Uint8Array(63), msg, pub], [new Uint8Array(64), msg, new Uint8Array(31)]);
+    // an R with a small-order component: OpenSSL refuses, the strict check accepts; both paths must accept
+    const { scalar: a, pointBytes: A } = ed25519.utils.getExtendedPublicKey(sk);
+    const T = ed25519.Point.fromBytes(Uint8Array.from(Buffer.from('26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05', 'hex')));
+    cases.push([signWith(99n, ed25519.Point.BASE.multiply(99n).add(T), a, A, msg), msg, A]);
+    const answers = await Promise.all(cases.map(([s, m, k]) => verifyEd25519Async(s, m, k)));
+    expect(answers).toEqual(cases.map(([s, m, k]) => verifyEd25519(s, m, k)));
+    expect(answers.filter(Boolean).length).toBe(41); // 40 valid + the small-order-R case
   });
 });

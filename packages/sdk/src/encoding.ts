@@ -15,9 +15,7 @@ export function utf8Bytes(text: string): Uint8Array {
 
 /** Lowercase hex of bytes. */
 export function toHex(bytes: Uint8Array): string {
-  let out = '';
-  for (const b of bytes) out += b.toString(16).padStart(2, '0');
-  return out;
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
 }
 
 /**
@@ -38,8 +36,9 @@ export function fromHex(hex: unknown, field: string, expectedBytes?: number): Ui
       { path: '', message: `expected ${expectedBytes} bytes (${expectedBytes * 2} hex digits), got ${hex.length / 2}` },
     ]);
   }
+  // Validated above, so Buffer's decoder (which would stop at a bad digit) reads every byte.
   const out = new Uint8Array(hex.length / 2);
-  for (let i = 0; i < out.length; i++) out[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+  Buffer.from(out.buffer, out.byteOffset, out.byteLength).write(hex, 0, 'hex');
   return out;
 }
 

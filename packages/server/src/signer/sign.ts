@@ -16,6 +16,8 @@ import {
   evaluatePolicy,
   policyWindows,
   preparePolicy,
+  preverifyApprovals,
+  type ApprovalVerdicts,
   type PolicySet,
   InternalError,
   intentId as computeIntentId,
@@ -94,12 +96,16 @@ function refuse(reason: RefusalReason, message: string): never {
  * else reply(403, outcome.refusal)
  */
 export async function verifyAndSign(request: SignRequest, deps: SignerDeps): Promise<SignOutcome> {
+  // The approvals' signatures are checked first, concurrently and off the event loop (libuv's
+  // thread pool), outside the lock: this decides nothing, it only has the verdicts ready, bound to
+  // the exact bytes, when the checks below reach the approvals step in their order.
+  const verdicts = await preverifyApprovals(request.approvals, deps.trust.approvers);
   // Checks and the journal write run one at a time; the fdatasync that makes the line durable
   // runs outside the lock, shared by every request committed meanwhile, and is awaited before
   // anything is returned.
   const { outcome, ticket, error } = await serialised(deps.state, async () => {
     try {
-      const o = await verifyAndSignNow(request, deps);
+      const o = await verifyAndSignNow(request, deps, verdicts);
       return { outcome: o, ticket: deps.state.ticket, error: undefined };
     } catch (e) {
       return { outcome: undefined, ticket: deps.state.ticket, error: e as unknown };
@@ -110,12 +116,12 @@ export async function verifyAndSign(request: SignRequest, deps: SignerDeps): Pro
   return outcome;
 }
 
-async function verifyAndSignNow(req: SignRequest, deps: SignerDeps): Promise<SignOutcome> {
+async function verifyAndSignNow(req: SignRequest, deps: SignerDeps, verdicts: ApprovalVerdicts): Promise<SignOutcome> {
   const now = deps.now();
   const events: StateEvent[] = [];
   const requestDigest = sha256Hex(canonicalize(req));
   try {
-    const done = await check(req, deps, now, events);
+    const done = await check(req, deps, now, events, verdicts);
     const receipt = deps.state.commit(
       {
         at: now,
@@ -159,7 +165,7 @@ interface Checked {
   repeat: boolean;
 }
 
-async function check(req: SignRequest, deps: SignerDeps, now: number, events: StateEvent[]): Promise<Checked> {
+async function check(req: SignRequest, deps: SignerDeps, now: number, events: StateEvent[], verdicts: ApprovalVerdicts): Promise<Checked> {
   const { trust, state } = deps;
 
   // intent_tampered: the id must be the content address of the request it carries.
@@ -202,7 +208,7 @@ async function check(req: SignRequest, deps: SignerDeps, now: number, events: St
   }
 
   // approvals: every approval must verify against the signer's own approver keys.
-  const verified = verifyApprovals(req.approvals, { intentId: id, approvers: trust.approvers, initiator: normalized.initiator });
+  const verified = verifyApprovals(req.approvals, { intentId: id, approvers: trust.approvers, initiator: normalized.initiator, verdicts });
   if (verified.problems.length > 0) {
     const p = verified.problems[0] as (typeof verified.problems)[number];
     refuse('approvals', `approval ${p.index} (${p.approver_id ?? 'unknown'}): ${p.reason}: ${p.message}${verified.problems.length > 1 ? ` (and ${verified.problems.length - 1} more)` : ''}`);
