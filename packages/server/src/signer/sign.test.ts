@@ -80,3 +80,27 @@ describe('verifyAndSign with drivers that misbehave', () => {
     expect(out.ok ? '' : out.refusal.refused.reason).toBe('chain');
   });
 });
+
+describe('the one-at-a-time queue', () => {
+  let w: World;
+  afterEach(() => w.cleanup());
+
+  it('a burst of requests cannot starve the event loop: the queue yields to I/O between slices', async () => {
+    w = await makeWorld();
+    // No approvals: nothing waits on the thread pool, so every job is queued in the same turn
+    // and, without yields, the whole burst would run as one chain of promise callbacks.
+    const requests = await Promise.all(Array.from({ length: 200 }, (_, i) => w.request({ memo: `burst-${i}` }, { approvers: [] })));
+    let turns = 0;
+    let running = true;
+    const tick = () => {
+      turns += 1;
+      if (running) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const outcomes = await Promise.all(requests.map((r) => verifyAndSign(r, w.deps)));
+    running = false;
+    expect(outcomes.every((o) => !o.ok && o.refusal.refused.reason === 'policy_denied')).toBe(true);
+    // Jobs take a fraction of a millisecond and a slice is SERIAL_SLICE_MS: many turns (without yields, 2).
+    expect(turns).toBeGreaterThan(5);
+  });
+});

@@ -48,7 +48,7 @@ import {
 import type { KeyBackend, KeyInfo, KeyScope } from './keystore.js';
 import { scopeAllows } from './keystore.js';
 import type { SignerState, StateEvent } from './state.js';
-import { sameDescriptor, type Trust } from './trust.js';
+import type { Trust } from './trust.js';
 
 export interface SignerDeps {
   /** The signer's own clock, integer Unix seconds. */
@@ -70,17 +70,55 @@ const queues = new WeakMap<SignerState, Promise<unknown>>();
 /** Lets I/O callbacks (fdatasync completions, socket writes) run between queued jobs. */
 const yieldToIo = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** The longest the queue runs jobs back to back before it lets the event loop do I/O. */
+export const SERIAL_SLICE_MS = 2;
+const lastYield = new WeakMap<SignerState, number>();
+
 /**
- * Runs `fn` after every earlier call on the same state has finished. Each job first yields to
- * the event loop: a chain of promise callbacks alone would starve I/O, so a burst of requests
- * would hold every reply (and every fsync completion) until the whole burst was verified.
+ * Runs `fn` after every earlier call on the same state has finished. Jobs run back to back, but
+ * once the queue has kept the event loop for SERIAL_SLICE_MS the next job first yields to it: a
+ * chain of promise callbacks alone would starve I/O, so a burst of requests would hold every
+ * reply (and every fsync completion) until the whole burst was verified. Yielding before every
+ * job instead costs a whole event-loop turn per request, which under load is most of the time
+ * the queue waits.
  */
 function serialised<T>(state: SignerState, fn: () => Promise<T>): Promise<T> {
   const prev = queues.get(state) ?? Promise.resolve();
-  const job = () => yieldToIo().then(fn);
+  const job = () => {
+    const now = performance.now();
+    const since = lastYield.get(state);
+    if (since !== undefined && now - since < SERIAL_SLICE_MS) return fn();
+    return yieldToIo().then(() => {
+      lastYield.set(state, performance.now());
+      return fn();
+    });
+  };
   const run = prev.then(job, job);
   queues.set(state, run.catch(() => undefined));
   return run;
+}
+
+/**
+ * Pinned policies, prepared (validated, frozen) and hashed once, by their canonical JSON: a
+ * signer sees its few pinned policies over and over, and canonicalising one costs a fraction of
+ * preparing and hashing it. Only a policy whose digest is a pinned one is kept, so the map holds
+ * at most the trust file's policies; preparePolicy is a function of the JSON value alone, so the
+ * same canonical JSON always prepares to the same policy.
+ */
+const PINNED = new Map<string, { policy: Readonly<PolicySet>; digest: string }>();
+const PINNED_MAX = 256;
+
+function preparedPolicy(raw: unknown, pinnedDigest: string): { policy: Readonly<PolicySet>; digest: string } {
+  const key = canonicalize(raw);
+  const known = PINNED.get(key);
+  if (known !== undefined) return known;
+  const policy = preparePolicy(raw);
+  const entry = { policy, digest: policyDigest(policy) };
+  if (entry.digest === pinnedDigest) {
+    if (PINNED.size >= PINNED_MAX) PINNED.delete(PINNED.keys().next().value as string);
+    PINNED.set(key, entry);
+  }
+  return entry;
 }
 
 function refuse(reason: RefusalReason, message: string): never {
@@ -183,15 +221,14 @@ async function check(req: SignRequest, deps: SignerDeps, now: number, events: St
   const trusted = trust.wallet(normalized.wallet);
   if (!trusted) return refuse('policy_mismatch', `this signer does not serve wallet ${normalized.wallet}`);
   if (state.firstSeen(id) === undefined) events.push({ t: 'seen', intentId: id, at: now });
-  if (!sameDescriptor(req.wallet, trusted.descriptor)) {
+  if (canonicalize(req.wallet) !== trusted.canonical) {
     refuse('policy_mismatch', `the wallet descriptor of ${normalized.wallet} differs from this signer's trusted copy`);
   }
   let digest: string;
   let policy: Readonly<PolicySet>;
   try {
     // Validated once, then frozen: the digest and the evaluation below read the same object.
-    policy = preparePolicy(req.policy);
-    digest = policyDigest(policy);
+    ({ policy, digest } = preparedPolicy(req.policy, trusted.policyDigest));
   } catch (e) {
     return refuse('policy_mismatch', `the policy is not valid: ${(e as Error).message}`);
   }

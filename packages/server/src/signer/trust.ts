@@ -94,7 +94,8 @@ export type TrustFile = z.infer<typeof TrustFileSchema>;
 /** The trust file, indexed for the checks /sign makes. */
 export interface Trust {
   readonly file: TrustFile;
-  wallet(id: string): { descriptor: WalletDescriptor; policyDigest: string; maxFee: number | undefined } | undefined;
+  /** A trusted wallet: its descriptor (deep-frozen) and that descriptor's canonical JSON, worked out once. */
+  wallet(id: string): { descriptor: WalletDescriptor; canonical: string; policyDigest: string; maxFee: number | undefined } | undefined;
   readonly approvers: ReadonlyMap<string, ApproverKey & { weight: number }>;
   /** The trust file's scope for a key, or undefined when it does not list the key. */
   keyScope(publicKeyHex: string): KeyScope | undefined;
@@ -109,7 +110,9 @@ export interface Trust {
  */
 export function parseTrust(doc: unknown): Trust {
   const file = parseWith(TrustFileSchema, doc, 'trust');
-  const wallets = new Map(file.wallets.map((w) => [w.descriptor.wallet, { descriptor: w.descriptor, policyDigest: w.policy_digest, maxFee: w.max_fee }]));
+  const wallets = new Map(
+    file.wallets.map((w) => [w.descriptor.wallet, { descriptor: deepFreeze(w.descriptor), canonical: canonicalize(w.descriptor), policyDigest: w.policy_digest, maxFee: w.max_fee }]),
+  );
   const approvers = new Map(file.approvers.map((a) => [a.id, { publicKey: a.public_key, revoked: a.revoked ?? false, weight: a.weight }]));
   const scopes = new Map((file.keys ?? []).map((k) => [k.public_key, k.scope]));
   return {
@@ -135,6 +138,14 @@ export function loadTrust(path: string): Trust {
 /** True when two wallet descriptors are the same wallet (canonical JSON equality). */
 export function sameDescriptor(a: WalletDescriptor, b: WalletDescriptor): boolean {
   return canonicalize(a) === canonicalize(b);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
 }
 
 /** JSON Schema of the trust file (draft 2020-12), as printed in README-signer.md. */
