@@ -102,8 +102,9 @@ function serialised<T>(state: SignerState, fn: () => Promise<T>): Promise<T> {
  * Pinned policies, prepared (validated, frozen) and hashed once, by their canonical JSON: a
  * signer sees its few pinned policies over and over, and canonicalising one costs a fraction of
  * preparing and hashing it. Only a policy whose digest is a pinned one is kept, so the map holds
- * at most the trust file's policies; preparePolicy is a function of the JSON value alone, so the
- * same canonical JSON always prepares to the same policy.
+ * nothing but the trust file's policies, in the forms they arrived in (at most PINNED_MAX, oldest
+ * dropped first); preparePolicy is a function of the JSON value alone, so the same canonical JSON
+ * always prepares to the same policy.
  */
 const PINNED = new Map<string, { policy: Readonly<PolicySet>; digest: string }>();
 const PINNED_MAX = 256;
