@@ -59,14 +59,33 @@ export function verifyApproval(
   publicKey: Uint8Array | string,
   expect: { intentId?: string; verdicts?: ApprovalVerdicts } = {},
 ): ApprovalCheck {
+  const inputs = signatureInputs(approval, publicKey, expect.intentId);
+  if (!inputs.ok) return inputs;
+  const { approval: a, sig, message, key } = inputs;
+  if (!(expect.verdicts?.lookup(sig, message, key) ?? verifyEd25519(sig, message, key))) {
+    return { ok: false, reason: 'bad_signature', message: `signature of ${a.approver_id} does not verify` };
+  }
+  return { ok: true, approval: a };
+}
+
+/**
+ * Everything an approval's signature check reads, in the order verifyApproval checks it: the
+ * parsed approval (malformed?), its intent (wrong_intent, when one is expected), the approver's
+ * key (malformed?), then the signature and the exact message bytes it must cover.
+ */
+function signatureInputs(
+  approval: unknown,
+  publicKey: Uint8Array | string,
+  intentId: string | undefined,
+): { ok: true; approval: SignedApproval; sig: Uint8Array; message: Uint8Array; key: Uint8Array } | Extract<ApprovalCheck, { ok: false }> {
   const parsed = SignedApprovalSchema.safeParse(approval);
   if (!parsed.success) {
     const issue = toValidationIssues(parsed.error)[0] ?? { path: '', message: 'invalid' };
     return { ok: false, reason: 'malformed', message: `approval.${issue.path}: ${issue.message}`, path: issue.path };
   }
   const a = parsed.data;
-  if (expect.intentId !== undefined && !timingSafeEqual(a.intent, expect.intentId)) {
-    return { ok: false, reason: 'wrong_intent', message: `approval is for ${a.intent}, not ${expect.intentId}` };
+  if (intentId !== undefined && !timingSafeEqual(a.intent, intentId)) {
+    return { ok: false, reason: 'wrong_intent', message: `approval is for ${a.intent}, not ${intentId}` };
   }
   let key: Uint8Array;
   try {
@@ -77,12 +96,7 @@ export function verifyApproval(
   if (key.length !== 32) {
     return { ok: false, reason: 'malformed', message: `approver public key must be 32 bytes, got ${key.length}` };
   }
-  const sig = fromHex(a.signature.sig, 'signature.sig', 64);
-  const message = approvalMessage(a);
-  if (!(expect.verdicts?.lookup(sig, message, key) ?? verifyEd25519(sig, message, key))) {
-    return { ok: false, reason: 'bad_signature', message: `signature of ${a.approver_id} does not verify` };
-  }
-  return { ok: true, approval: a };
+  return { ok: true, approval: a, sig: fromHex(a.signature.sig, 'signature.sig', 64), message: approvalMessage(a), key };
 }
 
 /**
@@ -129,19 +143,11 @@ export async function preverifyApprovals(approvals: readonly unknown[], approver
   const verdicts = new Verdicts();
   const jobs: Promise<void>[] = [];
   for (const raw of approvals.slice(0, MAX_PREVERIFIED)) {
-    const parsed = SignedApprovalSchema.safeParse(raw);
-    if (!parsed.success) continue;
-    const known = approvers.get(parsed.data.approver_id);
+    const known = approvers.get(approverIdOf(raw) ?? '');
     if (!known) continue;
-    let key: Uint8Array;
-    let sig: Uint8Array;
-    try {
-      key = typeof known.publicKey === 'string' ? fromHex(known.publicKey, 'publicKey', 32) : known.publicKey;
-      sig = fromHex(parsed.data.signature.sig, 'signature.sig', 64);
-    } catch {
-      continue;
-    }
-    const message = approvalMessage(parsed.data);
+    const inputs = signatureInputs(raw, known.publicKey, undefined);
+    if (!inputs.ok) continue;
+    const { sig, message, key } = inputs;
     jobs.push(verifyEd25519Async(sig, message, key).then((ok) => verdicts.record(sig, message, key, ok)));
   }
   await Promise.all(jobs);
@@ -185,10 +191,7 @@ export function verifyApprovals(
   const problems: ApprovalSetResult['problems'] = [];
   const seen = new Set<string>();
   approvals.forEach((raw, index) => {
-    const id =
-      typeof raw === 'object' && raw !== null && typeof (raw as { approver_id?: unknown }).approver_id === 'string'
-        ? (raw as { approver_id: string }).approver_id
-        : null;
+    const id = approverIdOf(raw);
     const problem = (reason: ApprovalProblem, message: string) =>
       problems.push({ index, approver_id: id, reason, message });
     if (id === null) return problem('malformed', 'approval.approver_id: expected a string');
@@ -198,13 +201,20 @@ export function verifyApprovals(
     if (ctx.initiator !== undefined && isInitiator(ctx.initiator, id)) {
       return problem('self_approval', `approver ${id} initiated this intent and cannot approve it`);
     }
-    const check = verifyApproval(raw, known.publicKey, ctx.verdicts ? { intentId: ctx.intentId, verdicts: ctx.verdicts } : { intentId: ctx.intentId });
+    const check = verifyApproval(raw, known.publicKey, { intentId: ctx.intentId, ...(ctx.verdicts ? { verdicts: ctx.verdicts } : {}) });
     if (!check.ok) return problem(check.reason, check.message);
     if (seen.has(id)) return problem('duplicate', `approver ${id} approved more than once`);
     seen.add(id);
     valid.push(check.approval);
   });
   return { valid, problems };
+}
+
+/** The approver id an approval claims, read before it is validated; null when it names none. */
+function approverIdOf(raw: unknown): string | null {
+  return typeof raw === 'object' && raw !== null && typeof (raw as { approver_id?: unknown }).approver_id === 'string'
+    ? (raw as { approver_id: string }).approver_id
+    : null;
 }
 
 /** Is `approverId` the initiator of an intent (`initiator` is the id itself or `device:<id>`)? */

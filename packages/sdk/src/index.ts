@@ -9,6 +9,7 @@ export * from './errors.js';
 export * from './schemas/index.js';
 export { canonicalize, MAX_CANONICAL_DEPTH } from './canonical.js';
 export { sha256Hex, toHex, fromHex, utf8Bytes, timingSafeEqual } from './encoding.js';
+export { deepFreeze } from './validated.js';
 export {
   normalizeIntent,
   intentId,

@@ -7,8 +7,13 @@
  */
 const VALIDATED = new WeakSet<object>();
 
-/** Freezes a JSON-like value and everything in it. */
-function deepFreeze<T>(value: T): T {
+/**
+ * Freezes a JSON-like value and everything in it, and returns it.
+ *
+ * @example
+ * const descriptor = deepFreeze(parsed.descriptor) // nothing in it can change from here on
+ */
+export function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
     Object.freeze(value);
     for (const v of Object.values(value as Record<string, unknown>)) deepFreeze(v);

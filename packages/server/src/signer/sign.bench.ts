@@ -160,10 +160,6 @@ afterAll(async () => {
     await rawFloor(take());
     latency['rawAfter']!.push(performance.now() - t);
   }
-  const cpuLine =
-    cpu0 && cpu1 && loaded.ok > 0
-      ? `signer CPU per sign under that load: ${(((cpu1.all - cpu0.all) * 1e3) / loaded.ok).toFixed(3)}ms all threads, ${(((cpu1.main - cpu0.main) * 1e3) / loaded.ok).toFixed(3)}ms main thread (raw floor p50 ${Math.min(pct(latency['raw'] as number[], 50), pct(latency['pairRaw'] as number[], 50), pct(latency['rawAfter'] as number[], 50)).toFixed(3)}ms)`
-      : 'signer CPU per sign: not available on this platform';
   const line = (k: string) => {
     const xs = latency[k] as number[];
     const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -181,6 +177,10 @@ afterAll(async () => {
   // slow moment of the host during one of them cannot flatter the ratio.
   const floorP50 = Math.min(pct(raw, 50), pct(pr, 50), pct(latency['rawAfter'] as number[], 50));
   const floorFull = pct(latency['rawFull'] as number[], 50);
+  const cpuLine =
+    cpu0 && cpu1 && loaded.ok > 0
+      ? `signer CPU per sign under that load: ${(((cpu1.all - cpu0.all) * 1e3) / loaded.ok).toFixed(3)}ms all threads, ${(((cpu1.main - cpu0.main) * 1e3) / loaded.ok).toFixed(3)}ms main thread (raw floor p50 ${floorP50.toFixed(3)}ms)`
+      : 'signer CPU per sign: not available on this platform';
   console.log(
     `\n/sign bench (3 approvals)\n  ${line('pairRaw')}\n  ${line('pairHttp')}\n  paired overhead: http p50 / raw p50 = ${(pct(ph, 50) / pct(pr, 50)).toFixed(2)}x, p99 ${(pct(ph, 99) / pct(pr, 99)).toFixed(2)}x\n  ${line('http')}\n  ${line('inproc')}\n  ${line('raw')}\n  ${line('rawAfter')}\n  ${line('rawFull')}\n  16 concurrent over HTTP (client in this process): ${concRate.toFixed(0)} signs/s\n  16 concurrent over HTTP (separate load process, fresh intents): ${loaded.rps.toFixed(0)} signs/s, p50 ${loaded.p50.toFixed(2)}ms, p99 ${loaded.p99.toFixed(2)}ms, ${loaded.ok} ok, ${loaded.errors} errors, load generator CPU ${(loaded.clientCpuUsPerRequest / 1000).toFixed(3)}ms per request => raw floor rate (p50 ${floorP50.toFixed(3)}ms, the fastest of raw, pairRaw and rawAfter) / this = ${(1000 / floorP50 / loaded.rps).toFixed(2)}x, full floor rate / this = ${(1000 / floorFull / loaded.rps).toFixed(2)}x\n  ${cpuLine}\n  overhead: http p50 / raw p50 = ${ratio.toFixed(2)}x; in-process p50 / raw p50 = ${(pct(latency['inproc'] as number[], 50) / pct(raw, 50)).toFixed(2)}x`,
   );

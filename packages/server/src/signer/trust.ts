@@ -9,6 +9,7 @@
 import {
   AssetSpecSchema,
   canonicalize,
+  deepFreeze,
   DigestSchema,
   parseWith,
   ValidationError,
@@ -138,14 +139,6 @@ export function loadTrust(path: string): Trust {
 /** True when two wallet descriptors are the same wallet (canonical JSON equality). */
 export function sameDescriptor(a: WalletDescriptor, b: WalletDescriptor): boolean {
   return canonicalize(a) === canonicalize(b);
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
 }
 
 /** JSON Schema of the trust file (draft 2020-12), as printed in README-signer.md. */
