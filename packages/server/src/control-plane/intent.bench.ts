@@ -91,6 +91,13 @@ function cpuPerRequest(before: ReturnType<typeof cpuNow>, requests: number): str
 }
 const fmt = (n: number, d = 2) => Number(n.toFixed(d));
 
+/** A load run and the server's CPU per request during it. */
+async function measured(cfg: Parameters<typeof load>[0]): Promise<LoadResult & { cpu: string }> {
+  const before = cpuNow();
+  const r = await load(cfg);
+  return { ...r, cpu: cpuPerRequest(before, r.requests) };
+}
+
 // ---------------------------------------------------------------- POST /intent vs the floor
 const dirA = mkdtempSync(join(tmpdir(), 'vault-bench-'));
 {
@@ -99,15 +106,11 @@ const dirA = mkdtempSync(join(tmpdir(), 'vault-bench-'));
   const client = createControlPlaneClient({ baseUrl: running.url });
   const { token } = await client.unlock(PASS);
   await load({ url: running.url, path: '/intent', method: 'POST', token, concurrency: CONCURRENCY, durationMs: WARMUP_MS, bodyKind: 'intent' }); // warm-up (JIT)
-  const cpu0 = cpuNow();
-  const cp = await load({ url: running.url, path: '/intent', method: 'POST', token, concurrency: CONCURRENCY, durationMs: DURATION_MS, bodyKind: 'intent' });
-  const cpCpu = cpuPerRequest(cpu0, cp.requests);
+  const cp = await measured({ url: running.url, path: '/intent', method: 'POST', token, concurrency: CONCURRENCY, durationMs: DURATION_MS, bodyKind: 'intent' });
   const single = await load({ url: running.url, path: '/intent', method: 'POST', token, concurrency: 1, durationMs: 3000, bodyKind: 'intent' });
   // The same run with node:http's client (the generator this bench used before; it needs several
   // times the CPU per request, which on two cores caps the floor far more than the control plane).
-  const cpuH = cpuNow();
-  const cpHttp = await load({ url: running.url, path: '/intent', method: 'POST', token, concurrency: CONCURRENCY, durationMs: DURATION_MS, bodyKind: 'intent', client: 'http' });
-  const cpHttpCpu = cpuPerRequest(cpuH, cpHttp.requests);
+  const cpHttp = await measured({ url: running.url, path: '/intent', method: 'POST', token, concurrency: CONCURRENCY, durationMs: DURATION_MS, bodyKind: 'intent', client: 'http' });
   const verify = running.cp.verifyLedger();
   await running.close();
 
@@ -119,18 +122,14 @@ const dirA = mkdtempSync(join(tmpdir(), 'vault-bench-'));
   });
   const floor = await listen(floorApp);
   await load({ url: floor.url, path: '/intent', method: 'POST', token: 'x', concurrency: CONCURRENCY, durationMs: WARMUP_MS, bodyKind: 'intent' });
-  const cpu1 = cpuNow();
-  const fl = await load({ url: floor.url, path: '/intent', method: 'POST', token: 'x', concurrency: CONCURRENCY, durationMs: DURATION_MS, bodyKind: 'intent' });
-  const flCpu = cpuPerRequest(cpu1, fl.requests);
-  const cpuH2 = cpuNow();
-  const flHttp = await load({ url: floor.url, path: '/intent', method: 'POST', token: 'x', concurrency: CONCURRENCY, durationMs: DURATION_MS, bodyKind: 'intent', client: 'http' });
-  const flHttpCpu = cpuPerRequest(cpuH2, flHttp.requests);
+  const fl = await measured({ url: floor.url, path: '/intent', method: 'POST', token: 'x', concurrency: CONCURRENCY, durationMs: DURATION_MS, bodyKind: 'intent' });
+  const flHttp = await measured({ url: floor.url, path: '/intent', method: 'POST', token: 'x', concurrency: CONCURRENCY, durationMs: DURATION_MS, bodyKind: 'intent', client: 'http' });
   await floor.close();
-  rows.push({ measure: 'POST /intent (5 rules, durable, fsync)', 'req/s': fmt(cp.rps, 0), 'p50 ms': fmt(cp.p50), 'p99 ms': fmt(cp.p99), note: `${cp.ok} ok, ${cp.errors} errors; chain of ${verify.receipts} receipts verified=${verify.verified}; ${cpCpu}; load generator ${cp.clientCpuUsPerRequest.toFixed(0)} us/request` });
+  rows.push({ measure: 'POST /intent (5 rules, durable, fsync)', 'req/s': fmt(cp.rps, 0), 'p50 ms': fmt(cp.p50), 'p99 ms': fmt(cp.p99), note: `${cp.ok} ok, ${cp.errors} errors; chain of ${verify.receipts} receipts verified=${verify.verified}; ${cp.cpu}; load generator ${cp.clientCpuUsPerRequest.toFixed(0)} us/request` });
   rows.push({ measure: 'POST /intent, one at a time (latency incl. fsync)', 'req/s': fmt(single.rps, 0), 'p50 ms': fmt(single.p50), 'p99 ms': fmt(single.p99), note: 'unloaded latency' });
-  rows.push({ measure: 'floor: bare Hono parse + sha256', 'req/s': fmt(fl.rps, 0), 'p50 ms': fmt(fl.p50), 'p99 ms': fmt(fl.p99), note: `ratio ${fmt(cp.rps / fl.rps)} of the floor (goal >= 0.5); ${flCpu}; load generator ${fl.clientCpuUsPerRequest.toFixed(0)} us/request` });
-  rows.push({ measure: 'POST /intent, node:http load client', 'req/s': fmt(cpHttp.rps, 0), 'p50 ms': fmt(cpHttp.p50), 'p99 ms': fmt(cpHttp.p99), note: `${cpHttp.ok} ok, ${cpHttp.errors} errors; ${cpHttpCpu}; load generator ${cpHttp.clientCpuUsPerRequest.toFixed(0)} us/request` });
-  rows.push({ measure: 'floor, node:http load client', 'req/s': fmt(flHttp.rps, 0), 'p50 ms': fmt(flHttp.p50), 'p99 ms': fmt(flHttp.p99), note: `ratio ${fmt(cpHttp.rps / flHttp.rps)} of this floor; ${flHttpCpu}; load generator ${flHttp.clientCpuUsPerRequest.toFixed(0)} us/request` });
+  rows.push({ measure: 'floor: bare Hono parse + sha256', 'req/s': fmt(fl.rps, 0), 'p50 ms': fmt(fl.p50), 'p99 ms': fmt(fl.p99), note: `ratio ${fmt(cp.rps / fl.rps)} of the floor (goal >= 0.5); ${fl.cpu}; load generator ${fl.clientCpuUsPerRequest.toFixed(0)} us/request` });
+  rows.push({ measure: 'POST /intent, node:http load client', 'req/s': fmt(cpHttp.rps, 0), 'p50 ms': fmt(cpHttp.p50), 'p99 ms': fmt(cpHttp.p99), note: `${cpHttp.ok} ok, ${cpHttp.errors} errors; ${cpHttp.cpu}; load generator ${cpHttp.clientCpuUsPerRequest.toFixed(0)} us/request` });
+  rows.push({ measure: 'floor, node:http load client', 'req/s': fmt(flHttp.rps, 0), 'p50 ms': fmt(flHttp.p50), 'p99 ms': fmt(flHttp.p99), note: `ratio ${fmt(cpHttp.rps / flHttp.rps)} of this floor; ${flHttp.cpu}; load generator ${flHttp.clientCpuUsPerRequest.toFixed(0)} us/request` });
 }
 rmSync(dirA, { recursive: true, force: true });
 
