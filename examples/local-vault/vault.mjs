@@ -45,7 +45,8 @@ const require = createRequire(import.meta.url);
 const pkgDir = (name) => dirname(require.resolve(`${name}/package.json`));
 const SERVER = pkgDir('@vault/server');
 const CLI = {
-  signer: join(SERVER, 'dist/signer/cli.js'),
+  // The published bin: it sizes libuv's thread pool before running dist/signer/cli.js.
+  signer: join(SERVER, 'bin/vault-signer.cjs'),
   controlPlane: join(SERVER, 'dist/control-plane/cli.js'),
   provision: join(SERVER, 'dist/provision/cli.js'),
 };

@@ -134,9 +134,12 @@ export async function main(argv: readonly string[]): Promise<number> {
   throw new UsageError(command === undefined ? 'no command' : `unknown command ${command}`);
 }
 
-const isMain = process.argv[1] !== undefined && /(?:^|[\\/])(?:cli\.(?:js|ts|mjs)|vault-signer)$/.test(process.argv[1]);
-if (isMain) {
-  main(process.argv.slice(2)).then(
+/**
+ * Runs the CLI with `argv` (without node and the script) and sets the exit code; `serve` keeps the
+ * process running. The published bin (bin/vault-signer.cjs) calls this after sizing libuv's pool.
+ */
+export function run(argv: string[]): Promise<void> {
+  return main(argv).then(
     (code) => {
       if (code >= 0) process.exitCode = code;
     },
@@ -151,3 +154,6 @@ if (isMain) {
     },
   );
 }
+
+const isMain = process.argv[1] !== undefined && /(?:^|[\\/])cli\.(?:js|ts|mjs)$/.test(process.argv[1]);
+if (isMain) void run(process.argv.slice(2));

@@ -12,10 +12,11 @@
  * thread; the signer verifies them on libuv's thread pool, so the throughput ratio can fall below
  * the CPU ratio, and both are printed.
  *
- * The HTTP server is the real CLI (`node dist/signer/cli.js serve`, built with tsup first) in its
- * own process, so the client's own work (request validation, JSON, undici) does not count as
- * server time; the in-process line shows verifyAndSign alone. Every iteration signs a fresh intent
- * (distinct memo), prepared before timing starts.
+ * The HTTP server is the published bin (`bin/vault-signer.cjs serve`: it sizes libuv's thread
+ * pool, then runs dist/signer/cli.js, built with tsup first) in its own process, so the client's
+ * own work (request validation, JSON, undici) does not count as server time; the in-process line
+ * shows verifyAndSign alone. Every iteration signs a fresh intent (distinct memo), prepared before
+ * timing starts.
  * Run: `pnpm bench` (or `npx vitest bench --run src/signer/sign.bench.ts`).
  */
 import {
@@ -115,7 +116,7 @@ beforeAll(async () => {
   writeFileSync(trust, JSON.stringify({ ...w.trustFile, drivers: [{ module: join(pkg, 'test/signer/fixtures/memory-driver.mjs') }] }));
   // BENCH_SIGNER_NODE_ARGS passes node flags to the signer process (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p` to profile it under load).
   const nodeArgs = (process.env['BENCH_SIGNER_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
-  child = spawn(process.execPath, [...nodeArgs, join(pkg, 'dist/signer/cli.js'), 'serve', '--keystore', w.keystoreDir, '--trust', trust, '--state-dir', join(benchDir, 'state'), '--port', '0', '--kdf-log2', '10'], {
+  child = spawn(process.execPath, [...nodeArgs, join(pkg, 'bin/vault-signer.cjs'), 'serve', '--keystore', w.keystoreDir, '--trust', trust, '--state-dir', join(benchDir, 'state'), '--port', '0', '--kdf-log2', '10'], {
     env: { ...process.env, VAULT_SIGNER_PASSPHRASE: PASSPHRASE, VAULT_SIGNER_TOKEN: TOKEN },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

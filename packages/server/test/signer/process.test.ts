@@ -4,9 +4,9 @@
  * file, a signature over loopback, a stop by PID, and kill -9 in the middle of a burst of /sign
  * calls, after which the receipt chain still verifies and the signer starts again.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createSignerClient, intentId, normalizeIntent, policyDigest, signApproval, verifyReceiptChain, type PolicySet, type SignRequest, type WalletDescriptor } from '@vault/sdk';
@@ -19,6 +19,8 @@ import { approver, TEST_KDF } from './helpers.js';
 const here = dirname(fileURLToPath(import.meta.url));
 const pkg = resolve(here, '../..');
 const CLI = join(pkg, 'dist/signer/cli.js');
+/** The bin the package publishes: it sizes libuv's thread pool, then runs dist/signer/cli.js. */
+const BIN = join(pkg, 'bin/vault-signer.cjs');
 const FIXTURE = join(here, 'fixtures/memory-driver.mjs');
 const PASS = 'process test passphrase';
 const ENV = { ...process.env, VAULT_SIGNER_PASSPHRASE: PASS, VAULT_SIGNER_TOKEN: '' };
@@ -46,8 +48,8 @@ interface Started {
   info: { listening: string; pid: number; receipt_head: string; token_file: string | null; repaired_bytes: number };
 }
 
-function serve(args: string[]): Promise<Started> {
-  const child = spawn(process.execPath, [CLI, 'serve', ...args], { env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+function serve(args: string[], how: { script?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Started> {
+  const child = spawn(process.execPath, [how.script ?? CLI, 'serve', ...args], { env: how.env ?? ENV, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   return new Promise((res, rej) => {
     let out = '';
@@ -199,6 +201,43 @@ describe('vault-signer as a process', () => {
     process.kill(again.info.pid, 'SIGTERM');
     expect((await exited(again.child)).code).toBe(0);
   }, 90_000);
+
+  it('the published bin (bin/vault-signer.cjs) runs the same CLI: usage errors, keygen, serve and a stop by PID', async () => {
+    const usage = spawnSync(process.execPath, [BIN], { env: ENV, encoding: 'utf8' });
+    expect(usage.status).toBe(2);
+    expect(usage.stderr).toMatch(/^vault-signer: no command\nusage:/);
+    const out = JSON.parse(execFileSync(process.execPath, [BIN, 'keygen', '--keystore', join(root, 'bin-keys'), '--curve', 'ed25519', '--kdf-log2', '10'], { env: ENV, encoding: 'utf8' }));
+    expect(out.public_key).toMatch(/^[0-9a-f]{64}$/);
+    const { child, info } = await serve(['--keystore', keystore, '--trust', trustPath, '--state-dir', stateDir, '--port', '0'], { script: BIN });
+    const token = readFileSync(join(stateDir, 'signer-token'), 'utf8').trim();
+    const signed = await createSignerClient({ baseUrl: info.listening, token }).sign(request('through the bin'));
+    expect(signed.ok).toBe(true);
+    process.kill(info.pid, 'SIGTERM');
+    expect(await exited(child)).toEqual({ code: 0, signal: null });
+  }, 30_000);
+
+  // libuv reads UV_THREADPOOL_SIZE once, when its pool starts; an ES module entry runs after the
+  // loader has started it. The bin is CommonJS so its default applies: its process must have the
+  // threads of one started with that size in the environment. Linux only (threads from /proc).
+  it.runIf(process.platform === 'linux')('the bin sizes libuv\'s thread pool before the ESM loader starts it (one thread per core, at least 2; an explicit size is kept)', async () => {
+    const threadsOf = async (script: string, env: NodeJS.ProcessEnv): Promise<number> => {
+      const { child, info } = await serve(['--keystore', keystore, '--trust', trustPath, '--state-dir', join(root, `pool-${children.length}`), '--port', '0'], { script, env });
+      // Every pool thread exists once the pool has started (the state dir and key files were read through it).
+      const n = readdirSync(`/proc/${info.pid}/task`).length;
+      process.kill(info.pid, 'SIGTERM');
+      await exited(child);
+      return n;
+    };
+    const unset: NodeJS.ProcessEnv = { ...ENV };
+    delete unset['UV_THREADPOOL_SIZE'];
+    const cores = Math.max(2, availableParallelism());
+    const viaBin = await threadsOf(BIN, unset);
+    expect(viaBin).toBe(await threadsOf(CLI, { ...unset, UV_THREADPOOL_SIZE: String(cores) }));
+    // Started straight from the ES module, the pool keeps libuv's default of 4.
+    expect(await threadsOf(CLI, unset)).toBe(viaBin + 4 - cores);
+    // A size given in the environment is kept.
+    expect(await threadsOf(BIN, { ...unset, UV_THREADPOOL_SIZE: '7' })).toBe(viaBin + 7 - cores);
+  }, 60_000);
 
   it('refuses to start when the trust file is invalid, naming the field', async () => {
     const bad = join(root, 'bad-trust.json');

@@ -1,0 +1,26 @@
+#!/usr/bin/env node
+'use strict';
+/**
+ * The `vault-signer` bin. It sizes libuv's thread pool, then runs the CLI (dist/signer/cli.js).
+ *
+ * The signer checks approval signatures on libuv's thread pool (see README-signer.md). libuv reads
+ * UV_THREADPOOL_SIZE once, when the pool starts. An ES module entry is too late to set it: the
+ * ESM loader has already started the pool by the time the module's code runs. This CommonJS file
+ * runs before the loader does, so the default it sets takes effect.
+ *
+ * The default is one pool thread per core (at least 2). libuv's own default of 4 threads competes
+ * with the event loop on a 2-core host. A UV_THREADPOOL_SIZE in the environment is kept as it is.
+ */
+const { availableParallelism } = require('node:os');
+
+if (process.env.UV_THREADPOOL_SIZE === undefined || process.env.UV_THREADPOOL_SIZE === '') {
+  process.env.UV_THREADPOOL_SIZE = String(Math.max(2, availableParallelism()));
+}
+
+import('../dist/signer/cli.js').then(
+  (cli) => cli.run(process.argv.slice(2)),
+  (e) => {
+    process.stderr.write(`vault-signer: cannot load the CLI: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exitCode = 1;
+  },
+);
