@@ -8,13 +8,14 @@
  * ESM loader has already started the pool by the time the module's code runs. This CommonJS file
  * runs before the loader does, so the default it sets takes effect.
  *
- * The default is one pool thread per core (at least 2). libuv's own default of 4 threads competes
- * with the event loop on a 2-core host. A UV_THREADPOOL_SIZE in the environment is kept as it is.
+ * The default leaves one core to the event loop, which runs each request's checks one at a time,
+ * and gives the pool the others: cores - 1 threads, at least 1. libuv's own default of 4 threads
+ * preempts the event loop on a small host. A UV_THREADPOOL_SIZE in the environment is kept as it is.
  */
 const { availableParallelism } = require('node:os');
 
 if (process.env.UV_THREADPOOL_SIZE === undefined || process.env.UV_THREADPOOL_SIZE === '') {
-  process.env.UV_THREADPOOL_SIZE = String(Math.max(2, availableParallelism()));
+  process.env.UV_THREADPOOL_SIZE = String(Math.max(1, availableParallelism() - 1));
 }
 
 import('../dist/signer/cli.js').then(

@@ -387,12 +387,31 @@ async function check(req: SignRequest, deps: SignerDeps, now: number, events: St
   return { built, contribution, warnings: guards.warnings, summary, repeat };
 }
 
+/**
+ * Addresses derived from this signer's keys, per chain signer: `chain, curve, public key` to the
+ * address, or null where the family does not take the key. An address is a function of the public
+ * key, and deriving one costs hashing and, for secp256k1, decompressing the point, on every
+ * request otherwise. The keys are the keystore's few, so the map stays small; it is bounded anyway.
+ */
+const derived = new WeakMap<ChainSigner, Map<string, string | null>>();
+const DERIVED_MAX = 1024;
+
 function controls(signer: ChainSigner, chain: string, key: KeyInfo, address: string): boolean {
-  try {
-    return sameAddress(signer.deriveAddress(chain, key.publicKey, key.curve), address);
-  } catch {
-    return false;
+  let memo = derived.get(signer);
+  if (memo === undefined) derived.set(signer, (memo = new Map()));
+  // Keyed by the bytes it is derived from (not the backend's hex label of them).
+  const id = `${chain}\n${key.curve}\n${toHex(key.publicKey)}`;
+  let own = memo.get(id);
+  if (own === undefined) {
+    try {
+      own = signer.deriveAddress(chain, key.publicKey, key.curve);
+    } catch {
+      own = null;
+    }
+    if (memo.size >= DERIVED_MAX) memo.delete(memo.keys().next().value as string);
+    memo.set(id, own);
   }
+  return own !== null && sameAddress(own, address);
 }
 
 /**

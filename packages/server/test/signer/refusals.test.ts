@@ -2,7 +2,7 @@
  * One test per refusal reason (and per attack within it), named after the attack it stops.
  * verifyAndSign runs in-process against the memory ledger; every outcome must leave a receipt.
  */
-import { DriverRegistry, intentId, normalizeIntent, policyDigest, signApproval, verifyEd25519, fromHex, type SignRequest } from '@vault/sdk';
+import { DriverRegistry, intentId, normalizeIntent, policyDigest, signApproval, verifyEd25519, fromHex, type ChainSigner, type SignRequest } from '@vault/sdk';
 import { memoryAddress, createSoftwareKey } from '@vault/sdk/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { verifyAndSign, summarize, type SignOutcome } from '../../src/signer/sign.js';
@@ -276,6 +276,27 @@ describe('not_a_signer', () => {
     const req = await w.request();
     req.signer_address = memoryAddress(createSoftwareKey().publicKey);
     await expectRefusal(req, 'not_a_signer', /not a signer of/);
+  });
+
+  it('a key whose address derivation fails never controls an address, on any request (the failure is remembered, not retried into a yes)', async () => {
+    const failing: ChainSigner = { ...w.chainSigner, deriveAddress: () => { throw new Error('this family does not take the key'); } };
+    w.deps.signers = new DriverRegistry<ChainSigner>([failing]);
+    await expectRefusal(await w.request({ memo: 'one' }), 'not_a_signer', /no key of this signer controls/);
+    await expectRefusal(await w.request({ memo: 'two' }), 'not_a_signer', /no key of this signer controls/);
+  });
+
+  it('derives the address of each of its keys once per chain signer, not on every request', async () => {
+    let calls = 0;
+    const counting: ChainSigner = {
+      ...w.chainSigner,
+      deriveAddress: (chain, publicKey, curve) => {
+        calls += 1;
+        return w.chainSigner.deriveAddress(chain, publicKey, curve);
+      },
+    };
+    w.deps.signers = new DriverRegistry<ChainSigner>([counting]);
+    for (const memo of ['a', 'b', 'c']) expect((await verifyAndSign(await w.request({ memo }), w.deps)).ok).toBe(true);
+    expect(calls).toBe(w.keys.list().length);
   });
 });
 
