@@ -216,13 +216,18 @@ describe('vault-signer as a process', () => {
     expect(await exited(child)).toEqual({ code: 0, signal: null });
   }, 30_000);
 
-  // libuv reads UV_THREADPOOL_SIZE once, when its pool starts; an ES module entry runs after the
-  // loader has started it. The bin is CommonJS so its default applies: its process must have the
-  // threads of one started with that size in the environment. Linux only (threads from /proc).
-  it.runIf(process.platform === 'linux')('the bin sizes libuv\'s thread pool before the ESM loader starts it (cores - 1 threads, at least 1; an explicit size is kept)', async () => {
+  // libuv reads UV_THREADPOOL_SIZE once, when its pool starts. On Node 20 the ESM loader starts it
+  // before an ES module's code runs; a CommonJS entry runs before anything can, on every version.
+  // So the bin's process must have the threads of one started with that size in the environment.
+  // The pool starts lazily (on Node 22 and 24 only at the first use), so each process first signs
+  // a request: its three approval signatures are checked on the pool. Linux only (/proc).
+  it.runIf(process.platform === 'linux')('the bin sizes libuv\'s thread pool before anything starts it (cores - 1 threads, at least 1; an explicit size is kept)', async () => {
     const threadsOf = async (script: string, env: NodeJS.ProcessEnv): Promise<number> => {
-      const { child, info } = await serve(['--keystore', keystore, '--trust', trustPath, '--state-dir', join(root, `pool-${children.length}`), '--port', '0'], { script, env });
-      // Every pool thread exists once the pool has started (the state dir and key files were read through it).
+      const dir = join(root, `pool-${children.length}`);
+      const { child, info } = await serve(['--keystore', keystore, '--trust', trustPath, '--state-dir', dir, '--port', '0'], { script, env });
+      const token = readFileSync(join(dir, 'signer-token'), 'utf8').trim();
+      const signed = await createSignerClient({ baseUrl: info.listening, token }).sign(request(`pool-${children.length}`));
+      expect(signed.ok).toBe(true);
       const n = readdirSync(`/proc/${info.pid}/task`).length;
       process.kill(info.pid, 'SIGTERM');
       await exited(child);
