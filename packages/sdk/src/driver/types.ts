@@ -177,7 +177,11 @@ export interface ChainSigner {
   readonly name: string;
   readonly family: string;
   readonly chains: readonly string[];
-  /** The address a public key controls on `chain`. */
+  /**
+   * The address a public key controls on `chain`. A function of its arguments alone: the same
+   * arguments always give the same address, or always throw (the reference signer service
+   * remembers the answer for each of its keys, a throw included).
+   */
   deriveAddress(chain: string, publicKey: Uint8Array, curve: Curve): string;
   /** One signer's contribution over a payload the signer rebuilt itself. */
   signPayload(built: BuiltPayload, key: SigningKey, signerAddress: string): Promise<Contribution>;
