@@ -182,7 +182,20 @@ function cpuOf(pid: number): { all: number; main: number } | null {
   return all === null || main === null ? null : { all, main };
 }
 
+// The signer process and the temporary files go whatever happens in the report (a throw there
+// would otherwise leave the signer running).
 afterAll(async () => {
+  try {
+    await loadAndReport();
+  } finally {
+    child?.kill('SIGTERM');
+    w?.cleanup();
+    if (benchDir) rmSync(benchDir, { recursive: true, force: true });
+  }
+});
+
+/** The sliced load run against the signer process, then every figure of the bench. */
+async function loadAndReport(): Promise<void> {
   const cpu0 = child.pid === undefined ? null : cpuOf(child.pid);
   // Slices of load with the raw floor measured around each (see LOAD_SLICES).
   const slices: { run: LoadRun; floor: number }[] = [];
@@ -239,10 +252,7 @@ afterAll(async () => {
   console.log(
     `\n/sign bench (3 approvals)\n  ${line('pairRaw')}\n  ${line('pairHttp')}\n  paired overhead: http p50 / raw p50 = ${(pct(ph, 50) / pct(pr, 50)).toFixed(2)}x, p99 ${(pct(ph, 99) / pct(pr, 99)).toFixed(2)}x\n  ${line('http')}\n  ${line('inproc')}\n  ${line('raw')}\n  ${line('rawSliced')}\n  ${line('rawFull')}\n  16 concurrent over HTTP (client in this process): ${concRate.toFixed(0)} signs/s\n  16 concurrent over HTTP (separate load process, fresh intents): ${loaded.rps.toFixed(0)} signs/s, p50 ${loaded.p50.toFixed(2)}ms, p99 ${loaded.p99.toFixed(2)}ms, ${loaded.ok} ok, ${loaded.errors} errors, load generator CPU ${(loaded.clientCpuUsPerRequest / 1000).toFixed(3)}ms per request (p50 is the median of the slices' p50s, p99 the largest slice p99)\n  ${sliceLine}\n  conservative: raw floor rate (p50 ${floorP50.toFixed(3)}ms, the fastest of raw, pairRaw and the sliced floor) / overall rate = ${(1000 / floorP50 / loaded.rps).toFixed(2)}x; full floor rate / overall rate = ${(1000 / floorFull / loaded.rps).toFixed(2)}x\n  ${cpuLine}\n  overhead: http p50 / raw p50 = ${ratio.toFixed(2)}x; in-process p50 / raw p50 = ${(pct(latency['inproc'] as number[], 50) / pct(raw, 50)).toFixed(2)}x`,
   );
-  child?.kill('SIGTERM');
-  w?.cleanup();
-  if (benchDir) rmSync(benchDir, { recursive: true, force: true });
-});
+}
 
 /** The work the signer cannot skip, on one request: verify 3 approvals, re-run policy, rebuild, sign. */
 async function rawFloor(req: SignRequest): Promise<void> {
