@@ -196,17 +196,18 @@ afterAll(async () => {
 
 /** The sliced load run against the signer process, then every figure of the bench. */
 async function loadAndReport(): Promise<void> {
-  const cpu0 = child.pid === undefined ? null : cpuOf(child.pid);
+  const signerCpu = () => (child.pid === undefined ? null : cpuOf(child.pid));
   // Slices of load with the raw floor measured around each (see LOAD_SLICES).
   const slices: { run: LoadRun; floor: number }[] = [];
   let sent = 0;
   let before = await floorMedian(FLOOR_SLICE_MS, 'rawSliced');
-  let cpuLoad = { all: 0, main: 0 };
+  // The signer's CPU summed over the slices only; null where /proc is not there.
+  let cpuLoad: { all: number; main: number } | null = { all: 0, main: 0 };
   for (let i = 0; i < LOAD_SLICES; i++) {
-    const c0 = child.pid === undefined ? null : cpuOf(child.pid);
+    const c0 = signerCpu();
     const run = await externalLoad(SLICE_MS, sent);
-    const c1 = child.pid === undefined ? null : cpuOf(child.pid);
-    if (c0 && c1) cpuLoad = { all: cpuLoad.all + c1.all - c0.all, main: cpuLoad.main + c1.main - c0.main };
+    const c1 = signerCpu();
+    cpuLoad = cpuLoad && c0 && c1 ? { all: cpuLoad.all + c1.all - c0.all, main: cpuLoad.main + c1.main - c0.main } : null;
     sent += run.requests;
     const after = await floorMedian(FLOOR_SLICE_MS, 'rawSliced');
     slices.push({ run, floor: (before + after) / 2 });
@@ -244,11 +245,11 @@ async function loadAndReport(): Promise<void> {
   const floorP50 = Math.min(pct(raw, 50), pct(pr, 50), pct(latency['rawSliced'] as number[], 50));
   const floorFull = pct(latency['rawFull'] as number[], 50);
   const cpuLine =
-    cpu0 && loaded.ok > 0
+    cpuLoad && loaded.ok > 0
       ? `signer CPU per sign under that load: ${((cpuLoad.all * 1e3) / loaded.ok).toFixed(3)}ms all threads, ${((cpuLoad.main * 1e3) / loaded.ok).toFixed(3)}ms main thread (raw floor p50 ${floorP50.toFixed(3)}ms)`
       : 'signer CPU per sign: not available on this platform';
   const sorted = [...sliceRatios].sort((a, b) => a - b);
-  const sliceLine = `per slice (${LOAD_SLICES} x ${SLICE_MS} ms, each against the raw floor measured just before and after it): ${slices.map((x) => `${x.run.rps.toFixed(0)}/s vs floor ${x.floor.toFixed(3)}ms = ${(1000 / x.floor / x.run.rps).toFixed(2)}x`).join(', ')}; median ${pct(sorted, 50).toFixed(2)}x, range ${sorted[0]!.toFixed(2)}-${sorted[sorted.length - 1]!.toFixed(2)}x (goal <= 1.5x)`;
+  const sliceLine = `per slice (${LOAD_SLICES} x ${SLICE_MS} ms, each against the raw floor measured just before and after it): ${slices.map((x, i) => `${x.run.rps.toFixed(0)}/s vs floor ${x.floor.toFixed(3)}ms = ${sliceRatios[i]!.toFixed(2)}x`).join(', ')}; median ${pct(sorted, 50).toFixed(2)}x, range ${sorted[0]!.toFixed(2)}-${sorted[sorted.length - 1]!.toFixed(2)}x (goal <= 1.5x)`;
   console.log(
     `\n/sign bench (3 approvals)\n  ${line('pairRaw')}\n  ${line('pairHttp')}\n  paired overhead: http p50 / raw p50 = ${(pct(ph, 50) / pct(pr, 50)).toFixed(2)}x, p99 ${(pct(ph, 99) / pct(pr, 99)).toFixed(2)}x\n  ${line('http')}\n  ${line('inproc')}\n  ${line('raw')}\n  ${line('rawSliced')}\n  ${line('rawFull')}\n  16 concurrent over HTTP (client in this process): ${concRate.toFixed(0)} signs/s\n  16 concurrent over HTTP (separate load process, fresh intents): ${loaded.rps.toFixed(0)} signs/s, p50 ${loaded.p50.toFixed(2)}ms, p99 ${loaded.p99.toFixed(2)}ms, ${loaded.ok} ok, ${loaded.errors} errors, load generator CPU ${(loaded.clientCpuUsPerRequest / 1000).toFixed(3)}ms per request (p50 is the median of the slices' p50s, p99 the largest slice p99)\n  ${sliceLine}\n  conservative: raw floor rate (p50 ${floorP50.toFixed(3)}ms, the fastest of raw, pairRaw and the sliced floor) / overall rate = ${(1000 / floorP50 / loaded.rps).toFixed(2)}x; full floor rate / overall rate = ${(1000 / floorFull / loaded.rps).toFixed(2)}x\n  ${cpuLine}\n  overhead: http p50 / raw p50 = ${ratio.toFixed(2)}x; in-process p50 / raw p50 = ${(pct(latency['inproc'] as number[], 50) / pct(raw, 50)).toFixed(2)}x`,
   );
