@@ -1,8 +1,9 @@
 import { ed25519 } from '@noble/curves/ed25519.js';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { isInitiator, preverifyApprovals, signApproval, verifyApproval, verifyApprovals, type ApproverKey } from './approvals.js';
 import { toHex } from './encoding.js';
 import { ValidationError } from './errors.js';
+import { SignedApprovalSchema } from './schemas/approval.js';
 
 const seed = (n: number) => new Uint8Array(32).fill(n);
 const alice = { sk: seed(1), pk: toHex(ed25519.getPublicKey(seed(1))) };
@@ -150,6 +151,55 @@ describe('preverifyApprovals: verdicts worked out ahead, bound to the bytes', ()
     const replayed = { ...good, at: good.at + 60 };
     const r = verifyApprovals([replayed], { intentId: intent, approvers, verdicts });
     expect(r.problems.map((p) => p.reason)).toEqual(['bad_signature']);
+  });
+
+  it('reuses what it recorded for an unchanged approval: no second parse, and the same result', async () => {
+    const approvals = [signApproval(stmt('alice'), alice.sk), signApproval(stmt('bob'), bob.sk)];
+    const verdicts = await preverifyApprovals(approvals, approvers);
+    const parse = vi.spyOn(SignedApprovalSchema, 'safeParse');
+    try {
+      const r = verifyApprovals(approvals, { intentId: intent, approvers, verdicts });
+      expect(parse).not.toHaveBeenCalled();
+      expect(r).toEqual(verifyApprovals(approvals, { intentId: intent, approvers }));
+      expect(r.valid.map((a) => a.approver_id)).toEqual(['alice', 'bob']);
+    } finally {
+      parse.mockRestore();
+    }
+  });
+
+  it('an approval changed after it was preverified is checked from scratch (a verdict flipped to reject does not inherit "valid")', async () => {
+    const approval: Record<string, unknown> = { ...signApproval(stmt('alice'), alice.sk) };
+    const verdicts = await preverifyApprovals([approval], approvers);
+    approval['verdict'] = 'reject';
+    const r = verifyApprovals([approval], { intentId: intent, approvers, verdicts });
+    expect(r.valid).toEqual([]);
+    expect(r.problems.map((p) => p.reason)).toEqual(['bad_signature']);
+  });
+
+  it('a member added after preverification is refused as malformed, not waved through by the recorded verdict', async () => {
+    const approval: Record<string, unknown> = { ...signApproval(stmt('alice'), alice.sk) };
+    const verdicts = await preverifyApprovals([approval], approvers);
+    approval['weight'] = 100;
+    const r = verifyApprovals([approval], { intentId: intent, approvers, verdicts });
+    expect(r.problems.map((p) => p.reason)).toEqual(['malformed']);
+  });
+
+  it('a recorded approval checked for another intent is wrong_intent, and a recorded "invalid" stays bad_signature', async () => {
+    const good = signApproval(stmt('alice'), alice.sk);
+    const forged = signApproval(stmt('bob'), alice.sk);
+    const verdicts = await preverifyApprovals([good, forged], approvers);
+    expect(verifyApprovals([good], { intentId: other, approvers, verdicts }).problems.map((p) => p.reason)).toEqual(['wrong_intent']);
+    expect(verifyApprovals([forged], { intentId: intent, approvers, verdicts }).problems.map((p) => p.reason)).toEqual(['bad_signature']);
+  });
+
+  it('the approvals it returns from a recorded verdict are frozen copies, never the caller\'s objects', async () => {
+    const approval = signApproval(stmt('alice'), alice.sk);
+    const verdicts = await preverifyApprovals([approval], approvers);
+    const [valid] = verifyApprovals([approval], { intentId: intent, approvers, verdicts }).valid;
+    expect(valid).toEqual(approval);
+    expect(valid).not.toBe(approval);
+    expect(Object.isFrozen(valid) && Object.isFrozen(valid?.signature)).toBe(true);
+    expect(Object.isFrozen(approval)).toBe(false);
   });
 
   it('looks at no more than 64 approvals of a hostile list', async () => {

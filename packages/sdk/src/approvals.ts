@@ -59,6 +59,17 @@ export function verifyApproval(
   publicKey: Uint8Array | string,
   expect: { intentId?: string; verdicts?: ApprovalVerdicts } = {},
 ): ApprovalCheck {
+  // An approval preverifyApprovals already parsed and checked, unchanged since: its recorded
+  // outcome, without parsing, serialising and decoding it again (see Verdicts.recorded).
+  const recorded = expect.verdicts instanceof Verdicts ? expect.verdicts.recorded(approval, publicKey) : undefined;
+  if (recorded !== undefined) {
+    const a = recorded.approval;
+    if (expect.intentId !== undefined && !timingSafeEqual(a.intent, expect.intentId)) {
+      return { ok: false, reason: 'wrong_intent', message: `approval is for ${a.intent}, not ${expect.intentId}` };
+    }
+    if (!recorded.ok) return { ok: false, reason: 'bad_signature', message: `signature of ${a.approver_id} does not verify` };
+    return { ok: true, approval: a };
+  }
   const inputs = signatureInputs(approval, publicKey, expect.intentId);
   if (!inputs.ok) return inputs;
   const { approval: a, sig, message, key } = inputs;
@@ -112,10 +123,12 @@ export interface ApprovalVerdicts {
 }
 
 class Verdicts implements ApprovalVerdicts {
-  readonly #verdicts = new Map<string, { message: Uint8Array; ok: boolean }>();
+  readonly #verdicts = new Map<string, { approval: SignedApproval; message: Uint8Array; ok: boolean }>();
 
-  record(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array, ok: boolean): void {
-    this.#verdicts.set(`${toHex(publicKey)}:${toHex(signature)}`, { message, ok });
+  /** `approval` is the parsed approval the message was made from; it is frozen and kept. */
+  record(approval: SignedApproval, signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array, ok: boolean): void {
+    Object.freeze(approval.signature);
+    this.#verdicts.set(`${toHex(publicKey)}:${toHex(signature)}`, { approval: Object.freeze(approval), message, ok });
   }
 
   lookup(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): boolean | undefined {
@@ -123,9 +136,42 @@ class Verdicts implements ApprovalVerdicts {
     return v !== undefined && Buffer.compare(v.message, message) === 0 ? v.ok : undefined;
   }
 
+  /**
+   * The outcome recorded for `raw` and this key when `raw`, as read now, holds exactly the
+   * members and values of the approval recorded for its signature: then parsing it again would
+   * give that approval (the schema only checks, it changes nothing), so its message and its
+   * signature bytes are the ones the verdict was computed over. Anything else (another key, a
+   * member added, removed or changed since, a non-plain object) is undefined, and the caller
+   * checks the approval from scratch.
+   */
+  recorded(raw: unknown, publicKey: Uint8Array | string): { approval: SignedApproval; ok: boolean } | undefined {
+    if (!isPlainObject(raw) || Object.keys(raw).length !== 6) return undefined;
+    const sig = raw['signature'];
+    if (!isPlainObject(sig) || Object.keys(sig).length !== 2 || typeof sig['sig'] !== 'string') return undefined;
+    const keyHex = typeof publicKey === 'string' ? publicKey : toHex(publicKey);
+    const v = this.#verdicts.get(`${keyHex}:${sig['sig']}`);
+    if (v === undefined) return undefined;
+    const a = v.approval;
+    const same =
+      raw['approver_id'] === a.approver_id &&
+      raw['intent'] === a.intent &&
+      raw['verdict'] === a.verdict &&
+      raw['at'] === a.at &&
+      raw['strong_auth'] === a.strong_auth &&
+      sig['curve'] === a.signature.curve &&
+      sig['sig'] === a.signature.sig;
+    return same ? { approval: a, ok: v.ok } : undefined;
+  }
+
   get size(): number {
     return this.#verdicts.size;
   }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
 }
 
 /**
@@ -147,8 +193,8 @@ export async function preverifyApprovals(approvals: readonly unknown[], approver
     if (!known) continue;
     const inputs = signatureInputs(raw, known.publicKey, undefined);
     if (!inputs.ok) continue;
-    const { sig, message, key } = inputs;
-    jobs.push(verifyEd25519Async(sig, message, key).then((ok) => verdicts.record(sig, message, key, ok)));
+    const { approval, sig, message, key } = inputs;
+    jobs.push(verifyEd25519Async(sig, message, key).then((ok) => verdicts.record(approval, sig, message, key, ok)));
   }
   await Promise.all(jobs);
   return verdicts;

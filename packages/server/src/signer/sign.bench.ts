@@ -38,7 +38,7 @@ import {
 } from '@vault/sdk';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createPrivateKey, sign as edSign } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -182,6 +182,14 @@ function cpuOf(pid: number): { all: number; main: number } | null {
   return all === null || main === null ? null : { all, main };
 }
 
+/** Lines in the signer's journal and how many of them are checkpoints (a signed receipt, one per group commit). */
+function journalCounts(): { lines: number; checkpoints: number } {
+  const path = join(benchDir, 'state', 'journal.jsonl');
+  if (!existsSync(path)) return { lines: 0, checkpoints: 0 };
+  const lines = readFileSync(path, 'utf8').split('\n').filter((l) => l.length > 0);
+  return { lines: lines.length, checkpoints: lines.filter((l) => (JSON.parse(l) as { receipt: { sig?: string } }).receipt.sig !== undefined).length };
+}
+
 // The signer process and the temporary files go whatever happens in the report (a throw there
 // would otherwise leave the signer running).
 afterAll(async () => {
@@ -201,6 +209,7 @@ async function loadAndReport(): Promise<void> {
   const slices: { run: LoadRun; floor: number }[] = [];
   let sent = 0;
   let before = await floorMedian(FLOOR_SLICE_MS, 'rawSliced');
+  const journal0 = journalCounts();
   // The signer's CPU summed over the slices only; null where /proc is not there.
   let cpuLoad: { all: number; main: number } | null = { all: 0, main: 0 };
   for (let i = 0; i < LOAD_SLICES; i++) {
@@ -213,6 +222,9 @@ async function loadAndReport(): Promise<void> {
     slices.push({ run, floor: (before + after) / 2 });
     before = after;
   }
+  const journal1 = journalCounts();
+  const groups = journal1.checkpoints - journal0.checkpoints;
+  const journalLine = `signer journal during the load: ${journal1.lines - journal0.lines} lines in ${groups} group commits (${((journal1.lines - journal0.lines) / Math.max(1, groups)).toFixed(2)} lines per checkpoint signature and fdatasync)`;
   if (sent > LOAD_POOL) console.warn(`warning: ${sent} requests sent from a pool of ${LOAD_POOL}; some were repeats (raise BENCH_SIGN_LOAD_POOL)`);
   const okAll = slices.reduce((a, x) => a + x.run.ok, 0);
   const secondsAll = slices.reduce((a, x) => a + x.run.seconds, 0);
@@ -251,7 +263,7 @@ async function loadAndReport(): Promise<void> {
   const sorted = [...sliceRatios].sort((a, b) => a - b);
   const sliceLine = `per slice (${LOAD_SLICES} x ${SLICE_MS} ms, each against the raw floor measured just before and after it): ${slices.map((x, i) => `${x.run.rps.toFixed(0)}/s vs floor ${x.floor.toFixed(3)}ms = ${sliceRatios[i]!.toFixed(2)}x`).join(', ')}; median ${pct(sorted, 50).toFixed(2)}x, range ${sorted[0]!.toFixed(2)}-${sorted[sorted.length - 1]!.toFixed(2)}x (goal <= 1.5x)`;
   console.log(
-    `\n/sign bench (3 approvals)\n  ${line('pairRaw')}\n  ${line('pairHttp')}\n  paired overhead: http p50 / raw p50 = ${(pct(ph, 50) / pct(pr, 50)).toFixed(2)}x, p99 ${(pct(ph, 99) / pct(pr, 99)).toFixed(2)}x\n  ${line('http')}\n  ${line('inproc')}\n  ${line('raw')}\n  ${line('rawSliced')}\n  ${line('rawFull')}\n  16 concurrent over HTTP (client in this process): ${concRate.toFixed(0)} signs/s\n  16 concurrent over HTTP (separate load process, fresh intents): ${loaded.rps.toFixed(0)} signs/s, p50 ${loaded.p50.toFixed(2)}ms, p99 ${loaded.p99.toFixed(2)}ms, ${loaded.ok} ok, ${loaded.errors} errors, load generator CPU ${(loaded.clientCpuUsPerRequest / 1000).toFixed(3)}ms per request (p50 is the median of the slices' p50s, p99 the largest slice p99)\n  ${sliceLine}\n  conservative: raw floor rate (p50 ${floorP50.toFixed(3)}ms, the fastest of raw, pairRaw and the sliced floor) / overall rate = ${(1000 / floorP50 / loaded.rps).toFixed(2)}x; full floor rate / overall rate = ${(1000 / floorFull / loaded.rps).toFixed(2)}x\n  ${cpuLine}\n  overhead: http p50 / raw p50 = ${ratio.toFixed(2)}x; in-process p50 / raw p50 = ${(pct(latency['inproc'] as number[], 50) / pct(raw, 50)).toFixed(2)}x`,
+    `\n/sign bench (3 approvals)\n  ${line('pairRaw')}\n  ${line('pairHttp')}\n  paired overhead: http p50 / raw p50 = ${(pct(ph, 50) / pct(pr, 50)).toFixed(2)}x, p99 ${(pct(ph, 99) / pct(pr, 99)).toFixed(2)}x\n  ${line('http')}\n  ${line('inproc')}\n  ${line('raw')}\n  ${line('rawSliced')}\n  ${line('rawFull')}\n  16 concurrent over HTTP (client in this process): ${concRate.toFixed(0)} signs/s\n  16 concurrent over HTTP (separate load process, fresh intents): ${loaded.rps.toFixed(0)} signs/s, p50 ${loaded.p50.toFixed(2)}ms, p99 ${loaded.p99.toFixed(2)}ms, ${loaded.ok} ok, ${loaded.errors} errors, load generator CPU ${(loaded.clientCpuUsPerRequest / 1000).toFixed(3)}ms per request (p50 is the median of the slices' p50s, p99 the largest slice p99)\n  ${sliceLine}\n  conservative: raw floor rate (p50 ${floorP50.toFixed(3)}ms, the fastest of raw, pairRaw and the sliced floor) / overall rate = ${(1000 / floorP50 / loaded.rps).toFixed(2)}x; full floor rate / overall rate = ${(1000 / floorFull / loaded.rps).toFixed(2)}x\n  ${cpuLine}\n  ${journalLine}\n  overhead: http p50 / raw p50 = ${ratio.toFixed(2)}x; in-process p50 / raw p50 = ${(pct(latency['inproc'] as number[], 50) / pct(raw, 50)).toFixed(2)}x`,
   );
 }
 

@@ -1,4 +1,4 @@
-import { DriverRegistry, InternalError, normalizeIntent, TransportError, type ChainDriver, type ChainSigner } from '@vault/sdk';
+import { canonicalize, DriverRegistry, InternalError, normalizeIntent, sha256Hex, TransportError, type ChainDriver, type ChainSigner } from '@vault/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeWorld, type World } from '../../test/signer/helpers.js';
 import { formatUnits, summarize, verifyAndSign } from './sign.js';
@@ -22,6 +22,27 @@ describe('summarize', () => {
     expect(formatUnits('1000000', 6)).toBe('1');
     expect(formatUnits('1', 6)).toBe('0.000001');
     expect(formatUnits('123', 0)).toBe('123');
+  });
+});
+
+describe('what a receipt commits to: the whole request', () => {
+  let w: World;
+  afterEach(() => w.cleanup());
+
+  it("a signature's receipt body and a refusal's receipt body both commit to sha256 of the canonical request as sent", async () => {
+    w = await makeWorld();
+    const req = await w.request();
+    const out = await verifyAndSign(req, w.deps);
+    if (!out.ok) throw new Error(out.refusal.message);
+    const c = out.response.signature;
+    const body = { request: sha256Hex(canonicalize(req)), payload_digest: req.expected_payload_digest, signer_address: c.signer_address, public_key: c.public_key.hex, signature: c.signature.hex, summary: out.response.summary };
+    expect(w.state.recent(1)[0]?.body_digest).toBe(sha256Hex(canonicalize(body)));
+
+    const tampered = { ...(await w.request()), signer_address: 'mem1' + '00'.repeat(20) };
+    const refused = await verifyAndSign(tampered, w.deps);
+    if (refused.ok) throw new Error('signed a request for an address it does not hold');
+    const refusedBody = { request: sha256Hex(canonicalize(tampered)), reason: refused.refusal.refused.reason, message: refused.refusal.message };
+    expect(w.state.recent(1)[0]?.body_digest).toBe(sha256Hex(canonicalize(refusedBody)));
   });
 });
 
