@@ -167,6 +167,12 @@ describe('preverifyApprovals: verdicts worked out ahead, bound to the bytes', ()
     }
   });
 
+  it('compares every member a SignedApproval has (a tripwire: a member added to the schema must be compared in Verdicts.recorded)', () => {
+    // Verdicts.recorded reuses a recorded outcome only for an approval with exactly these members.
+    expect(Object.keys(SignedApprovalSchema.shape).sort()).toEqual(['approver_id', 'at', 'intent', 'signature', 'strong_auth', 'verdict']);
+    expect(Object.keys(SignedApprovalSchema.shape.signature.shape).sort()).toEqual(['curve', 'sig']);
+  });
+
   it('an approval changed after it was preverified is checked from scratch (a verdict flipped to reject does not inherit "valid")', async () => {
     const approval: Record<string, unknown> = { ...signApproval(stmt('alice'), alice.sk) };
     const verdicts = await preverifyApprovals([approval], approvers);

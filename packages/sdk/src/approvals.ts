@@ -113,8 +113,9 @@ function signatureInputs(
 /**
  * Signature verdicts worked out ahead of time by `preverifyApprovals` (the only way to get one),
  * each bound to the exact signature, message and public key bytes it was computed over: a lookup
- * with any other bytes finds nothing, and verifyApproval verifies then and there. It only saves
- * work; it cannot make an approval count that would not count without it.
+ * with any other bytes finds nothing, and verifyApproval verifies then and there. An approval
+ * that still holds exactly what it held when preverified skips the parsing and serialising too.
+ * It only saves work; it cannot make an approval count that would not count without it.
  */
 export interface ApprovalVerdicts {
   /** The verdict recorded for exactly these bytes, or undefined when there is none. */
