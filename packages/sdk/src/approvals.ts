@@ -62,21 +62,22 @@ export function verifyApproval(
   // An approval preverifyApprovals already parsed and checked, unchanged since: its recorded
   // outcome, without parsing, serialising and decoding it again (see Verdicts.recorded).
   const recorded = expect.verdicts instanceof Verdicts ? expect.verdicts.recorded(approval, publicKey) : undefined;
-  if (recorded !== undefined) {
-    const a = recorded.approval;
-    if (expect.intentId !== undefined && !timingSafeEqual(a.intent, expect.intentId)) {
-      return { ok: false, reason: 'wrong_intent', message: `approval is for ${a.intent}, not ${expect.intentId}` };
-    }
-    if (!recorded.ok) return { ok: false, reason: 'bad_signature', message: `signature of ${a.approver_id} does not verify` };
-    return { ok: true, approval: a };
-  }
+  if (recorded !== undefined) return wrongIntent(recorded.approval, expect.intentId) ?? signatureCheck(recorded.approval, recorded.ok);
   const inputs = signatureInputs(approval, publicKey, expect.intentId);
   if (!inputs.ok) return inputs;
   const { approval: a, sig, message, key } = inputs;
-  if (!(expect.verdicts?.lookup(sig, message, key) ?? verifyEd25519(sig, message, key))) {
-    return { ok: false, reason: 'bad_signature', message: `signature of ${a.approver_id} does not verify` };
-  }
-  return { ok: true, approval: a };
+  return signatureCheck(a, expect.verdicts?.lookup(sig, message, key) ?? verifyEd25519(sig, message, key));
+}
+
+/** The wrong_intent problem when an intent is expected and the approval is for another, else null. */
+function wrongIntent(a: SignedApproval, intentId: string | undefined): Extract<ApprovalCheck, { ok: false }> | null {
+  if (intentId === undefined || timingSafeEqual(a.intent, intentId)) return null;
+  return { ok: false, reason: 'wrong_intent', message: `approval is for ${a.intent}, not ${intentId}` };
+}
+
+/** The outcome of an approval whose signature check gave `valid`. */
+function signatureCheck(a: SignedApproval, valid: boolean): ApprovalCheck {
+  return valid ? { ok: true, approval: a } : { ok: false, reason: 'bad_signature', message: `signature of ${a.approver_id} does not verify` };
 }
 
 /**
@@ -95,9 +96,8 @@ function signatureInputs(
     return { ok: false, reason: 'malformed', message: `approval.${issue.path}: ${issue.message}`, path: issue.path };
   }
   const a = parsed.data;
-  if (intentId !== undefined && !timingSafeEqual(a.intent, intentId)) {
-    return { ok: false, reason: 'wrong_intent', message: `approval is for ${a.intent}, not ${intentId}` };
-  }
+  const wrong = wrongIntent(a, intentId);
+  if (wrong) return wrong;
   let key: Uint8Array;
   try {
     key = typeof publicKey === 'string' ? fromHex(publicKey, 'publicKey', 32) : publicKey;
