@@ -45,6 +45,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, bench, describe } from 'vitest';
 import { procCpuSeconds } from '../../test/cpu.js';
+import { startLoadControl, type LoadRun } from '../../test/load-control.js';
 import { makeWorld, PASSPHRASE, type World } from '../../test/signer/helpers.js';
 import { verifyAndSign } from './sign.js';
 
@@ -54,19 +55,8 @@ const TOKEN = 'bench-token-0123456789abcdef0123456789';
 const POOL = 4000;
 /** Fresh requests for the separate-process load run (each intent signed once). */
 const LOAD_POOL = Number(process.env['BENCH_SIGN_LOAD_POOL'] ?? 20000);
-const LOAD = resolve(dirname(fileURLToPath(import.meta.url)), '../../test/control-plane/fixtures/load.mjs');
 let loadFile = '';
 let signerUrl = '';
-interface LoadRun {
-  requests: number;
-  rps: number;
-  p50: number;
-  p99: number;
-  ok: number;
-  errors: number;
-  seconds: number;
-  clientCpuUsPerRequest: number;
-}
 /**
  * The throughput run is cut into LOAD_SLICES slices of SLICE_MS, with the raw floor measured for
  * FLOOR_SLICE_MS before the first and after each: the host's speed drifts by tens of percent
@@ -155,48 +145,6 @@ beforeAll(async () => {
   client = createSignerClient({ baseUrl: url, token: TOKEN, timeoutMs: 120_000 });
 }, 300_000);
 
-/**
- * 16 concurrent keep-alive connections from a separate process (the client's own cost is not on
- * this process's event loop). The process stays up for every slice (the generator's control
- * mode): its code warm, its sockets open and every request's bytes built before the first slice,
- * so what it costs during a slice is little more than the socket I/O.
- */
-interface LoadProcess {
-  run(durationMs: number, offset: number): Promise<LoadRun>;
-  stop(): void;
-}
-
-async function startLoad(): Promise<LoadProcess> {
-  const cfg = { url: signerUrl, path: '/sign', method: 'POST', token: TOKEN, tokenHeader: 'x-vault-signer-token', concurrency: 16, bodyKind: 'file', bodyFile: loadFile, control: true };
-  const p = spawn(process.execPath, [LOAD, JSON.stringify(cfg)], { stdio: ['pipe', 'pipe', 'inherit'] });
-  let out = '';
-  const waiting: { res: (line: string) => void; rej: (e: Error) => void }[] = [];
-  p.stdout!.on('data', (d: Buffer) => {
-    out += d.toString();
-    for (let nl = out.indexOf('\n'); nl >= 0; nl = out.indexOf('\n')) {
-      const line = out.slice(0, nl);
-      out = out.slice(nl + 1);
-      waiting.shift()?.res(line);
-    }
-  });
-  p.on('exit', (code) => {
-    for (const w of waiting.splice(0)) w.rej(new Error(`load generator exited ${code}`));
-  });
-  const nextLine = () => new Promise<string>((res, rej) => waiting.push({ res, rej }));
-  const ready = JSON.parse(await nextLine()) as { ready?: boolean };
-  if (ready.ready !== true) throw new Error('load generator did not start');
-  return {
-    async run(durationMs, offset) {
-      const line = nextLine();
-      p.stdin!.write(`${JSON.stringify({ run: durationMs, offset })}\n`);
-      return JSON.parse(await line) as LoadRun;
-    },
-    stop() {
-      p.stdin!.end(`${JSON.stringify({ exit: true })}\n`);
-    },
-  };
-}
-
 /** The raw floor's median over `ms` of back-to-back runs, with the signer idle (samples kept under `key`). */
 async function floorMedian(ms: number, key: string): Promise<number> {
   const xs: number[] = [];
@@ -247,7 +195,10 @@ async function loadAndReport(): Promise<void> {
   const signerCpu = () => (child.pid === undefined ? null : cpuOf(child.pid));
   // Slices of load with the raw floor measured around each (see LOAD_SLICES).
   const slices: { run: LoadRun; floor: number }[] = [];
-  const load = await startLoad();
+  // 16 concurrent keep-alive connections from a separate process (the client's own cost is not on
+  // this process's event loop), one process for every slice: its code warm, its sockets open and
+  // every request's bytes built before the first, so a slice costs it little more than the socket I/O.
+  const load = await startLoadControl({ url: signerUrl, path: '/sign', method: 'POST', token: TOKEN, tokenHeader: 'x-vault-signer-token', concurrency: 16, bodyFile: loadFile });
   let sent = 0;
   let journal0: ReturnType<typeof journalCounts>;
   // The signer's CPU summed over the slices only; null where /proc is not there.
@@ -268,7 +219,7 @@ async function loadAndReport(): Promise<void> {
       before = after;
     }
   } finally {
-    load.stop();
+    await load.exit();
   }
   const journal1 = journalCounts();
   const groups = journal1.checkpoints - journal0.checkpoints;
@@ -277,7 +228,7 @@ async function loadAndReport(): Promise<void> {
   const okAll = slices.reduce((a, x) => a + x.run.ok, 0);
   const secondsAll = slices.reduce((a, x) => a + x.run.seconds, 0);
   const measured = slices.reduce((a, x) => a + x.run.requests, 0);
-  const loaded: LoadRun = {
+  const loaded: Omit<LoadRun, 'statuses'> = {
     requests: measured,
     ok: okAll,
     errors: slices.reduce((a, x) => a + x.run.errors, 0),

@@ -1,36 +1,26 @@
 /**
- * The benches' load generator (fixtures/load.mjs) in its control mode, against a real loopback
- * server: the sign bench's figures rest on it sending every prepared request once, in order, across
- * the warm-up and the slices, on sockets it keeps open, and on its counts being the server's.
+ * The benches' load generator (fixtures/load.mjs) in its control mode, driven as the sign bench
+ * drives it (test/load-control.ts), against a real loopback server: the sign bench's figures rest
+ * on it sending every prepared request once, in order, across the warm-up and the slices, on
+ * sockets it keeps open, and on its counts being the server's.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-
-const LOAD = resolve(dirname(fileURLToPath(import.meta.url)), 'fixtures/load.mjs');
-
-interface Run {
-  requests: number;
-  ok: number;
-  errors: number;
-  statuses: Record<string, number>;
-  seconds: number;
-}
+import { startLoadControl, type LoadControl, type LoadRun } from '../load-control.js';
 
 let server: Server | undefined;
-let gen: ChildProcessWithoutNullStreams | undefined;
+let gen: LoadControl | undefined;
 let dir: string | undefined;
 
 afterEach(async () => {
-  gen?.kill('SIGKILL');
+  gen?.kill();
   gen = undefined;
-  await new Promise<void>((res) => (server ? server.close(() => res()) : res()));
   server?.closeAllConnections();
+  await new Promise<void>((res) => (server ? server.close(() => res()) : res()));
   server = undefined;
   if (dir) rmSync(dir, { recursive: true, force: true });
   dir = undefined;
@@ -61,38 +51,13 @@ async function recordingServer(opts: { delayMs?: number; status?: (n: number) =>
   return { url, seen, connections: () => connections, tokens: () => tokens };
 }
 
-/** Starts the generator in control mode over `count` bodies {n: i}; resolves once it is ready. */
-async function control(url: string, count: number, concurrency: number) {
+/** The generator in control mode over `count` bodies {n: i}, ready to run. */
+async function control(url: string, count: number, concurrency: number): Promise<LoadControl> {
   dir = mkdtempSync(join(tmpdir(), 'vault-load-test-'));
   const bodyFile = join(dir, 'bodies.json');
   writeFileSync(bodyFile, JSON.stringify(Array.from({ length: count }, (_, n) => ({ n }))));
-  const cfg = { url, path: '/sign', method: 'POST', token: 'tok', tokenHeader: 'x-test-token', concurrency, bodyKind: 'file', bodyFile, control: true };
-  const p = spawn(process.execPath, [LOAD, JSON.stringify(cfg)], { stdio: ['pipe', 'pipe', 'pipe'] });
-  gen = p;
-  let out = '';
-  const waiting: ((line: string) => void)[] = [];
-  p.stdout.on('data', (d: Buffer) => {
-    out += d.toString();
-    for (let nl = out.indexOf('\n'); nl >= 0; nl = out.indexOf('\n')) {
-      const line = out.slice(0, nl);
-      out = out.slice(nl + 1);
-      waiting.shift()?.(line);
-    }
-  });
-  const nextLine = () => new Promise<string>((res) => waiting.push(res));
-  expect(JSON.parse(await nextLine())).toEqual({ ready: true });
-  return {
-    async run(ms: number, offset: number): Promise<Run> {
-      const line = nextLine();
-      p.stdin.write(`${JSON.stringify({ run: ms, offset })}\n`);
-      return JSON.parse(await line) as Run;
-    },
-    exit(): Promise<number | null> {
-      const done = new Promise<number | null>((res) => p.once('exit', res));
-      p.stdin.end(`${JSON.stringify({ exit: true })}\n`);
-      return done;
-    },
-  };
+  gen = await startLoadControl({ url, path: '/sign', method: 'POST', token: 'tok', tokenHeader: 'x-test-token', concurrency, bodyFile });
+  return gen;
 }
 
 describe('load generator, control mode', () => {
@@ -100,7 +65,7 @@ describe('load generator, control mode', () => {
     const srv = await recordingServer({ delayMs: 2 });
     const gen = await control(srv.url, 5000, 4);
     let sent = 0;
-    const runs: Run[] = [];
+    const runs: LoadRun[] = [];
     for (let i = 0; i < 3; i++) {
       const r = await gen.run(150, sent);
       runs.push(r);
