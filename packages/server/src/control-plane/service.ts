@@ -909,7 +909,7 @@ export class ControlPlane {
       const client = createSignerClient({ baseUrl: endpoint.url, token, timeoutMs: this.#opts.signerTimeoutMs ?? 15_000 });
       // Only a signer holding every restriction this control plane holds is asked to sign: a
       // revocation it missed while down reaches it here first, or it is not asked at all.
-      await this.#restrictSigner(endpoint.url, client);
+      await this.#restrictSigner(endpoint.url, name, client);
       const res = await client.sign(request);
       if (res.ok) {
         if (res.response.signature.signer_address !== address) {
@@ -947,11 +947,11 @@ export class ControlPlane {
   }
 
   /**
-   * Makes sure the signer at `url` has acknowledged the current restriction set, pushing it when
+   * Makes sure the signer at `url` (`name` in the log) has acknowledged the current restriction set, pushing it when
    * it has not (or not within RESTRICTION_ACK_SECONDS). Throws when the signer does not
    * acknowledge it: the caller then treats the signer as unreachable.
    */
-  async #restrictSigner(url: string, client: SignerClient): Promise<void> {
+  async #restrictSigner(url: string, name: string, client: SignerClient): Promise<void> {
     const { set, digest } = this.restrictions();
     if (set.length === 0) return;
     const ack = this.#restrictionAcks.get(url);
@@ -964,9 +964,9 @@ export class ControlPlane {
           const res = await client.restrict(set);
           if (res.received !== digest) throw new InternalError(`the signer acknowledged restriction set ${res.received}, not ${digest}`);
           this.#restrictionAcks.set(url, { digest, at: this.now() });
-          this.log({ event: 'restrictions_acknowledged', signer: url, digest, count: res.count });
+          this.log({ event: 'restrictions_acknowledged', signer: name, digest, count: res.count });
         } catch (e) {
-          this.log({ event: 'restrictions_not_acknowledged', signer: url, digest, error: e instanceof Error ? e.name : 'unknown' });
+          this.log({ event: 'restrictions_not_acknowledged', signer: name, digest, error: e instanceof Error ? e.name : 'unknown' });
           throw new InternalError(`restrictions not acknowledged: ${e instanceof VaultError ? e.shortMessage : 'fault'}`, { cause: e });
         }
       })().finally(() => this.#restrictionPushes.delete(key));
@@ -987,7 +987,7 @@ export class ControlPlane {
         const token = endpoint.token ?? (endpoint.token_env ? process.env[endpoint.token_env] : undefined);
         if (!token) return { signer: name, ok: false, detail: `signer token not available (${endpoint.token_env ?? 'token'})` };
         try {
-          await this.#restrictSigner(endpoint.url, createSignerClient({ baseUrl: endpoint.url, token, timeoutMs: this.#opts.signerTimeoutMs ?? 15_000 }));
+          await this.#restrictSigner(endpoint.url, name, createSignerClient({ baseUrl: endpoint.url, token, timeoutMs: this.#opts.signerTimeoutMs ?? 15_000 }));
           return { signer: name, ok: true, detail: `restrictions ${digest} acknowledged` };
         } catch (e) {
           const msg = e instanceof VaultError ? e.shortMessage : 'fault';

@@ -16,9 +16,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { initStateDir, startControlPlane, type RunningControlPlane } from '../../src/control-plane/run.js';
+import { RESTRICTION_ACK_SECONDS } from '../../src/control-plane/service.js';
 import { emptyState } from '../../src/control-plane/state.js';
 import { listen, type Listening } from '../../src/http/index.js';
 import { createSignerApp, type SignerAppDeps } from '../../src/signer/app.js';
+import { liftRestrictions } from '../../src/signer/restrictions.js';
 import { makeWorld, type World } from '../signer/helpers.js';
 
 const TOKEN = 'revocation-signer-token-0123456789abcdef';
@@ -62,6 +64,7 @@ afterEach(async () => {
 async function setup(front?: (signerApp: Hono) => Hono): Promise<Rig> {
   const w = await makeWorld({ policy });
   const deps = { ...w.deps, token: TOKEN } as SignerAppDeps;
+  Object.defineProperty(deps, 'state', { get: () => w.state });
   const app = createSignerApp(deps);
   const served = front ? front(app) : app;
   let server: Listening | null = await listen(served);
@@ -226,5 +229,31 @@ describe('revoking a device reaches the signers', () => {
     const shown = await rig.signer.restrictions();
     expect(shown.restrictions.map((x) => (x.restriction as { approver_id: string }).approver_id)).toEqual(['bob', 'carol']);
     expect(kinds(rig).filter((k) => k === 'restrictions.added')).toHaveLength(2);
+  });
+
+  it('a revocation lifted at a signer while the control plane still holds it comes back: after RESTRICTION_ACK_SECONDS, or after the signer failed a request', async () => {
+    rig = await setup();
+    await rig.cp.revokeDevice('bob');
+    const count = async () => (await rig!.signer.restrictions()).count;
+    expect(await count()).toBe(1);
+    // The signer's operator lifts it (the library call behind `vault-signer lift`).
+    expect(await liftRestrictions(rig.w.state, { approvers: ['bob'] }, rig.w.clock.now)).toHaveLength(1);
+    expect(await count()).toBe(0);
+    // Within the acknowledgement's lifetime the control plane does not push again...
+    expect(signerA(await executeApproved(rig))).toMatchObject({ ok: true });
+    expect(await count()).toBe(0);
+    // ...after it, the next sign request pushes first.
+    rig.w.clock.now += RESTRICTION_ACK_SECONDS;
+    expect(signerA(await executeApproved(rig))).toMatchObject({ ok: true });
+    expect(await count()).toBe(1);
+    expect((await refusal(rig, await rig.direct(['bob']))).reason).toBe('approvals');
+
+    // A failed request drops the acknowledgement: the signer may have come back on other state.
+    await liftRestrictions(rig.w.state, { approvers: ['bob'] }, rig.w.clock.now);
+    await rig.down();
+    expect(signerA(await executeApproved(rig))).toMatchObject({ ok: false, detail: expect.stringMatching(/^unreachable/) });
+    await rig.up();
+    expect(signerA(await executeApproved(rig))).toMatchObject({ ok: true });
+    expect(await count()).toBe(1);
   });
 });
