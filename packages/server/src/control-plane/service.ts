@@ -947,9 +947,9 @@ export class ControlPlane {
   }
 
   /**
-   * Makes sure the signer at `url` (`name` in the log) has acknowledged the current restriction set, pushing it when
-   * it has not (or not within RESTRICTION_ACK_SECONDS). Throws when the signer does not
-   * acknowledge it: the caller then treats the signer as unreachable.
+   * Makes sure the signer at `url` (`name` in the log) has acknowledged the current restriction
+   * set, pushing it when it has not (or not within RESTRICTION_ACK_SECONDS). Throws when the
+   * signer does not acknowledge it: the caller then treats the signer as unreachable.
    */
   async #restrictSigner(url: string, name: string, client: SignerClient): Promise<void> {
     const { set, digest } = this.restrictions();
