@@ -82,16 +82,14 @@ export interface LiftSelector {
 export async function liftRestrictions(state: SignerState, select: LiftSelector, now: number): Promise<Restriction[]> {
   const approvers = new Set(select.approvers ?? []);
   const wallets = new Set(select.wallets ?? []);
-  const lifted = state
-    .restrictionsInForce()
-    .map((r) => r.restriction)
-    .filter((r) => (r.restriction === 'freeze_wallet' ? wallets.has(r.wallet) : approvers.has(r.approver_id)));
+  const lifted: Restriction[] = [];
+  const kept: Restriction[] = [];
+  for (const { restriction: r } of state.restrictionsInForce()) {
+    const named = r.restriction === 'freeze_wallet' ? wallets.has(r.wallet) : approvers.has(r.approver_id);
+    (named ? lifted : kept).push(r);
+  }
   if (lifted.length === 0) return [];
-  const after = state
-    .restrictionsInForce()
-    .map((r) => r.restriction)
-    .filter((r) => !lifted.includes(r));
   const events: StateEvent[] = lifted.map((restriction) => ({ t: 'lifted', restriction, at: now }));
-  await state.commitDurably({ at: now, kind: 'restrictions.lifted', body: { lifted, by: 'operator', count: after.length, digest: restrictionDigest(after) } }, events);
+  await state.commitDurably({ at: now, kind: 'restrictions.lifted', body: { lifted, by: 'operator', count: kept.length, digest: restrictionDigest(kept) } }, events);
   return lifted;
 }
