@@ -72,6 +72,8 @@ const DEFAULT_ROUTES: Record<string, Reply> = {
   'GET /keys': { body: [{ address: 'rS1', curve: 'ed25519', wallets: ['ops'] }] },
   'GET /receipts': { body: [] },
   'POST /sign': { body: SIGN_RESPONSE },
+  'POST /restrictions': { body: { received: HEAD, added: 1, count: 1, digest: HEAD, receipt_head: HEAD } },
+  'GET /restrictions': { body: { count: 1, digest: HEAD, restrictions: [{ since: 1_700_000_000, restriction: { restriction: 'freeze_wallet', wallet: 'ops' } }] } },
 };
 
 // ---------------------------------------------------------------- server
@@ -188,6 +190,26 @@ describe('signer client: endpoints', () => {
     expect(r.headers['content-type']).toBe('application/json');
     expect(JSON.parse(r.body)).toEqual(SIGN_REQUEST);
     if (result.ok) expect(result.response.signature.signer_address).toBe('rS1');
+  });
+
+  it('restrict posts {restrictions} with the token; restrictions() reads them back', async () => {
+    const set = [{ restriction: 'revoke_approver' as const, approver_id: 'bob', public_key: 'ab'.repeat(32) }];
+    expect(await signer().restrict(set)).toEqual({ received: HEAD, added: 1, count: 1, digest: HEAD, receipt_head: HEAD });
+    const r = last();
+    expect(r.method).toBe('POST');
+    expect(r.url).toBe('/restrictions');
+    expect(r.headers[SIGNER_TOKEN_HEADER]).toBe(TOKEN);
+    expect(JSON.parse(r.body)).toEqual({ restrictions: set });
+    expect((await signer().restrictions()).restrictions[0]?.restriction).toEqual({ restriction: 'freeze_wallet', wallet: 'ops' });
+    expect(last().headers[SIGNER_TOKEN_HEADER]).toBe(TOKEN);
+  });
+
+  it('restrict refuses, before sending, anything that is not a power-removing restriction', async () => {
+    const bad = [{ restriction: 'unfreeze_wallet', wallet: 'ops' }] as never;
+    const err = await failure(signer().restrict(bad));
+    expect(err).toBeInstanceOf(ValidationError);
+    expect((err as ValidationError).path).toBe('restrictions.0.restriction');
+    expect(requests).toHaveLength(0);
   });
 });
 

@@ -6,6 +6,14 @@ import { z } from 'zod';
 import { SessionError } from '../errors.js';
 import { parseWith } from '../schemas/index.js';
 import {
+  RestrictionSetSchema,
+  RestrictionsInForceSchema,
+  RestrictionsResultSchema,
+  type Restriction,
+  type RestrictionsInForce,
+  type RestrictionsResult,
+} from '../schemas/restriction.js';
+import {
   SignRequestSchema,
   SignResponseSchema,
   SignerRefusalSchema,
@@ -22,7 +30,7 @@ export const SIGNER_TOKEN_HEADER = 'x-vault-signer-token';
 export interface SignerClientOptions {
   /** Base URL of the signer, e.g. `http://127.0.0.1:7333`. */
   baseUrl: string;
-  /** The signer token, sent as `x-vault-signer-token` on /keys, /sign and /receipts. */
+  /** The signer token, sent as `x-vault-signer-token` on every route but /health. */
   token: string;
   /** A `fetch` implementation; defaults to the global `fetch`. */
   fetch?: FetchLike | undefined;
@@ -54,6 +62,14 @@ export interface SignerClient {
    * any other failure throws (typed VaultError for an Error body, TransportError otherwise).
    */
   sign(request: SignRequest): Promise<SignResult>;
+  /**
+   * POST /restrictions (signer token): restrictions that only remove power (revoke or drop an
+   * approver, freeze a wallet). Resolves once every one is in force at the signer and on its disk;
+   * the reply's `received` is `restrictionDigest(restrictions)`. Validated first.
+   */
+  restrict(restrictions: readonly Restriction[]): Promise<RestrictionsResult>;
+  /** GET /restrictions (signer token): the restrictions in force. */
+  restrictions(): Promise<RestrictionsInForce>;
 }
 
 /**
@@ -104,5 +120,12 @@ export function createSignerClient(options: SignerClientOptions): SignerClient {
       if (reply.status < 200 || reply.status >= 300) throw http.errorFor(spec, reply);
       return { ok: true, response: http.parseReply(spec, reply, SignResponseSchema) };
     },
+
+    async restrict(restrictions) {
+      const body = parseWith(RestrictionSetSchema, { restrictions }, 'restrictions');
+      return http.request(authed({ method: 'POST', path: '/restrictions', label: 'POST /restrictions', body }), RestrictionsResultSchema);
+    },
+
+    restrictions: async () => http.request(authed({ method: 'GET', path: '/restrictions', label: 'GET /restrictions' }), RestrictionsInForceSchema),
   };
 }

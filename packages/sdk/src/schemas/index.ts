@@ -21,6 +21,7 @@ import {
 import { AssetSpecSchema, IntentRequestSchema, OperationSchema } from './intent.js';
 import { PolicySetSchema, RuleSchema } from './policy.js';
 import { FindingSchema, ProtectInputsSchema, SignerOutcomeSchema } from './protect.js';
+import { RestrictionSetSchema, RestrictionsInForceSchema, RestrictionsResultSchema } from './restriction.js';
 import { SignRequestSchema, SignResponseSchema, SignerRefusalSchema } from './sign.js';
 import { SupplyReportSchema } from './supply-report.js';
 import { ChainParamsSchema, SignerDescSchema, WalletDescriptorSchema } from './wallet.js';
@@ -31,6 +32,7 @@ export * from './control-plane.js';
 export * from './intent.js';
 export * from './policy.js';
 export * from './protect.js';
+export * from './restriction.js';
 export * from './sign.js';
 export * from './supply-report.js';
 export * from './wallet.js';
@@ -82,6 +84,9 @@ export const WIRE_SCHEMAS = {
   SignRequest: SignRequestSchema,
   SignResponse: SignResponseSchema,
   SignerRefusal: SignerRefusalSchema,
+  RestrictionSet: RestrictionSetSchema,
+  RestrictionsResult: RestrictionsResultSchema,
+  RestrictionsInForce: RestrictionsInForceSchema,
   ErrorBody: ErrorBodySchema,
   SessionUnlockResult: SessionUnlockResultSchema,
   CreateIntentResult: CreateIntentResultSchema,

@@ -20,6 +20,8 @@ import {
   evaluatePolicy,
   preparePolicy,
   fromHex,
+  normalizeRestrictions,
+  restrictionDigest,
   canonicalize,
   normalizeIntent,
   ChainParamsSchema,
@@ -42,7 +44,9 @@ import {
   type PolicySet,
   type ProtectInputs,
   type ReceiptRecord,
+  type Restriction,
   type SignRequest,
+  type SignerClient,
   type SignedApproval,
   type SignerOutcome,
   type WalletDescriptor,
@@ -64,6 +68,7 @@ import {
   writeStateFile,
   type Device,
   type DriverEntry,
+  type SignerEndpoint,
   type StateFile,
 } from './state.js';
 import { IntentStore, type IntentRecord, type Submission } from './store.js';
@@ -76,6 +81,12 @@ export const STORE_DIR = 'store';
 export const LOCK_FILE = 'serve.lock';
 
 export const PAIRING_TTL_SECONDS = 5 * 60;
+/**
+ * How long a signer's acknowledgement of the restriction set stands before the next sign request
+ * to it pushes the set again (idempotent at the signer): a signer whose state was replaced, or
+ * whose operator lifted a restriction this control plane still holds, gets it back within this.
+ */
+export const RESTRICTION_ACK_SECONDS = 60;
 export const INTENT_LIST_MAX = 100;
 
 export interface ControlPlaneOptions {
@@ -244,6 +255,12 @@ export class ControlPlane {
   readonly #preparedPolicies = new WeakMap<PolicySet, Readonly<PolicySet>>();
   /** Announcements to signers in flight (awaited on close). */
   readonly #announcing = new Set<Promise<void>>();
+  /** State object -> the restriction set derived from it (the state is replaced, never mutated). */
+  readonly #restrictionSets = new WeakMap<StateFile, { set: Restriction[]; digest: string }>();
+  /** Signer URL -> the restriction digest it last acknowledged, and when (in memory: a restart pushes again). */
+  readonly #restrictionAcks = new Map<string, { digest: string; at: number }>();
+  /** Pushes in flight, by signer URL and digest: concurrent sign requests share one. */
+  readonly #restrictionPushes = new Map<string, Promise<void>>();
   readonly #pairing = new Map<string, PairingCode>();
   readonly unlockLimiter: RateLimiter;
   readonly claimLimiter: RateLimiter;
@@ -890,6 +907,9 @@ export class ControlPlane {
     if (!token) return { outcome: { signer: name, address, ok: false, detail: `signer token not available (${endpoint.token_env ?? 'token'})` } };
     try {
       const client = createSignerClient({ baseUrl: endpoint.url, token, timeoutMs: this.#opts.signerTimeoutMs ?? 15_000 });
+      // Only a signer holding every restriction this control plane holds is asked to sign: a
+      // revocation it missed while down reaches it here first, or it is not asked at all.
+      await this.#restrictSigner(endpoint.url, name, client);
       const res = await client.sign(request);
       if (res.ok) {
         if (res.response.signature.signer_address !== address) {
@@ -900,9 +920,81 @@ export class ControlPlane {
       const refusal = { reason: res.refusal.refused.reason, message: res.refusal.message };
       return { outcome: { signer: name, address, ok: false, detail: `refused (${refusal.reason}): ${refusal.message}` }, refusal };
     } catch (e) {
+      // It may have restarted on another state: push the restrictions again before the next request.
+      this.#restrictionAcks.delete(endpoint.url);
       const msg = e instanceof VaultError ? e.shortMessage : 'unreachable';
       return { outcome: { signer: name, address, ok: false, detail: `unreachable: ${msg}`.replaceAll(token, '[redacted]') } };
     }
+  }
+
+  // ---------------------------------------------------------------- restrictions
+
+  /**
+   * What every signer must hold before it is asked to sign: a revoke_approver per revoked device.
+   * Derived from the state file, so a restart or a reload never loses one; the signers keep every
+   * restriction they were given until their operator lifts it, so un-revoking here lifts nothing.
+   */
+  restrictions(): { set: Restriction[]; digest: string } {
+    let r = this.#restrictionSets.get(this.state);
+    if (r === undefined) {
+      const set = normalizeRestrictions(
+        this.state.devices.filter((d) => d.revoked_at !== null).map((d): Restriction => ({ restriction: 'revoke_approver', approver_id: d.id, public_key: d.public_key })),
+      );
+      r = { set, digest: restrictionDigest(set) };
+      this.#restrictionSets.set(this.state, r);
+    }
+    return r;
+  }
+
+  /**
+   * Makes sure the signer at `url` (`name` in the log) has acknowledged the current restriction
+   * set, pushing it when it has not (or not within RESTRICTION_ACK_SECONDS). Throws when the
+   * signer does not acknowledge it: the caller then treats the signer as unreachable.
+   */
+  async #restrictSigner(url: string, name: string, client: SignerClient): Promise<void> {
+    const { set, digest } = this.restrictions();
+    if (set.length === 0) return;
+    const ack = this.#restrictionAcks.get(url);
+    if (ack !== undefined && ack.digest === digest && this.now() - ack.at < RESTRICTION_ACK_SECONDS) return;
+    const key = `${digest} ${url}`;
+    let push = this.#restrictionPushes.get(key);
+    if (push === undefined) {
+      push = (async () => {
+        try {
+          const res = await client.restrict(set);
+          if (res.received !== digest) throw new InternalError(`the signer acknowledged restriction set ${res.received}, not ${digest}`);
+          this.#restrictionAcks.set(url, { digest, at: this.now() });
+          this.log({ event: 'restrictions_acknowledged', signer: name, digest, count: res.count });
+        } catch (e) {
+          this.log({ event: 'restrictions_not_acknowledged', signer: name, digest, error: e instanceof Error ? e.name : 'unknown' });
+          throw new InternalError(`restrictions not acknowledged: ${e instanceof VaultError ? e.shortMessage : 'fault'}`, { cause: e });
+        }
+      })().finally(() => this.#restrictionPushes.delete(key));
+      this.#restrictionPushes.set(key, push);
+    }
+    await push;
+  }
+
+  /** Pushes the restriction set to every configured signer service (each URL once), now. */
+  async #pushRestrictions(): Promise<{ signer: string; ok: boolean; detail: string }[]> {
+    const services = new Map<string, { name: string; endpoint: SignerEndpoint }>();
+    for (const [address, endpoint] of Object.entries(this.state.signers)) {
+      if (!services.has(endpoint.url)) services.set(endpoint.url, { name: endpoint.label ?? address, endpoint });
+    }
+    const { digest } = this.restrictions();
+    return Promise.all(
+      [...services.values()].map(async ({ name, endpoint }) => {
+        const token = endpoint.token ?? (endpoint.token_env ? process.env[endpoint.token_env] : undefined);
+        if (!token) return { signer: name, ok: false, detail: `signer token not available (${endpoint.token_env ?? 'token'})` };
+        try {
+          await this.#restrictSigner(endpoint.url, name, createSignerClient({ baseUrl: endpoint.url, token, timeoutMs: this.#opts.signerTimeoutMs ?? 15_000 }));
+          return { signer: name, ok: true, detail: `restrictions ${digest} acknowledged` };
+        } catch (e) {
+          const msg = e instanceof VaultError ? e.shortMessage : 'fault';
+          return { signer: name, ok: false, detail: `${msg}; pushed again before it is next asked to sign`.replaceAll(token, '[redacted]') };
+        }
+      }),
+    );
   }
 
   #stageFault(stage: 'params' | 'protections' | 'prepare' | 'assemble' | 'submit' | 'confirm', e: unknown): ExecuteRefusedError {
@@ -1157,14 +1249,16 @@ export class ControlPlane {
   async revokeDevice(id: string): Promise<Record<string, unknown>> {
     const d = this.state.devices.find((x) => x.id === id);
     if (!d) throw new NotFoundError('device', id);
-    if (d.revoked_at !== null) return { id, revoked: true, revoked_at: d.revoked_at };
+    // Again on a repeat: an operator can retry signers that missed it.
+    if (d.revoked_at !== null) return { id, revoked: true, revoked_at: d.revoked_at, signers: await this.#pushRestrictions() };
     this.#assertWritable();
     const revoked: Device = { ...d, revoked_at: this.now() };
     this.state = { ...this.state, devices: this.state.devices.map((x) => (x.id === id ? revoked : x)) };
     this.#saveState();
     await this.#appendReceipt('device.revoked', { id, at: revoked.revoked_at });
     this.log({ event: 'revoked' });
-    return { id, revoked: true, revoked_at: revoked.revoked_at };
+    // Committed: now every signer learns it (one that misses it now learns it before it next signs).
+    return { id, revoked: true, revoked_at: revoked.revoked_at, signers: await this.#pushRestrictions() };
   }
 
   health(): Record<string, unknown> {

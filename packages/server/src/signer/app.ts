@@ -1,11 +1,13 @@
 /**
  * @module signer/app
  * The signer's HTTP routes on the shared edge (loopback Host check, error bodies, body limits):
- * GET /health (no auth), and GET /keys, POST /sign, GET /receipts behind `x-vault-signer-token`.
+ * GET /health (no auth), and GET /keys, POST /sign, GET /receipts, POST and GET /restrictions
+ * behind `x-vault-signer-token`.
  */
-import { SessionError, SIGNER_TOKEN_HEADER, SignRequestSchema, ValidationError } from '@vault/sdk';
+import { RestrictionSetSchema, SessionError, SIGNER_TOKEN_HEADER, SignRequestSchema, ValidationError } from '@vault/sdk';
 import type { Hono, MiddlewareHandler } from 'hono';
 import { createServiceApp, readJson, secretMatches } from '../http/index.js';
+import { applyRestrictions, describeRestrictions } from './restrictions.js';
 import { describeKeys, verifyAndSign, type SignerDeps } from './sign.js';
 
 /** Largest /sign body: a policy may carry long address lists. */
@@ -78,6 +80,15 @@ export function createSignerApp(deps: SignerAppDeps): Hono {
     const outcome = await verifyAndSign(request, deps);
     return outcome.ok ? c.json(outcome.response, 200) : c.json(outcome.refusal, 403);
   });
+
+  // Restrictions only remove power, so the control plane may push them; nothing here lifts one
+  // (that is the operator's `vault-signer lift`, on the signer host).
+  app.post('/restrictions', auth, async (c) => {
+    const body = await readJson(c, RestrictionSetSchema, 'restrictions', SIGN_BODY_LIMIT);
+    return c.json(await applyRestrictions(body.restrictions, deps));
+  });
+
+  app.get('/restrictions', auth, (c) => c.json(describeRestrictions(deps.state)));
 
   return app;
 }

@@ -3,23 +3,31 @@
  * @module signer/cli
  * `vault-signer keygen --keystore DIR --curve ed25519|secp256k1 [--scope wallet=ID,chain=NAME] [--drivers FILE | --trust FILE]`
  * `vault-signer serve --keystore DIR --trust FILE [--state-dir DIR] [--port 7333] [--host 127.0.0.1] [--drivers FILE]`
+ * `vault-signer lift (--keystore DIR | --state-dir DIR) (--approver ID | --wallet ID) ...`
+ *
+ * `lift` is the only way a restriction (a revocation or freeze the control plane pushed) is lifted:
+ * on the signer host, with the signer stopped (its state directory is locked to one process) and
+ * the passphrase (the journal's receipts are signed with the receipt key it seals).
  *
  * The passphrase comes from VAULT_SIGNER_PASSPHRASE or `--passphrase-file` (0600); the token
  * from VAULT_SIGNER_TOKEN or a 0600 file the signer creates in its state dir. Neither is printed.
  */
 import { parseWith, VaultError, type Curve } from '@vault/sdk';
-import { readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { readSecretFile } from '../http/index.js';
 import { loadDriverModules } from './drivers.js';
-import { createKey, DEFAULT_KDF, type KdfParams, type KeyScope } from './keystore.js';
-import { startSigner } from './serve.js';
+import { createKey, DEFAULT_KDF, loadOrCreateReceiptKey, type KdfParams, type KeyScope } from './keystore.js';
+import { liftRestrictions } from './restrictions.js';
+import { signerStateDir, startSigner } from './serve.js';
+import { SignerState } from './state.js';
 import { DriversConfigSchema, loadTrust, type DriverModuleConfig } from './trust.js';
 
 const USAGE = `usage:
   vault-signer keygen --keystore DIR --curve ed25519|secp256k1 [--scope wallet=ID,chain=NAME ...] [--drivers FILE | --trust FILE]
   vault-signer serve  --keystore DIR --trust FILE [--state-dir DIR] [--port 7333] [--host 127.0.0.1] [--drivers FILE]
+  vault-signer lift   (--keystore DIR | --state-dir DIR) (--approver ID | --wallet ID) ...   (signer stopped)
 options:
   --passphrase-file FILE   keystore passphrase (else VAULT_SIGNER_PASSPHRASE)
   --kdf-log2 N             scrypt cost 2^N for new key files (default 17; lower only in tests)`;
@@ -83,6 +91,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       drivers: { type: 'string' },
       'passphrase-file': { type: 'string' },
       'kdf-log2': { type: 'string' },
+      approver: { type: 'string', multiple: true },
+      wallet: { type: 'string', multiple: true },
     },
     strict: true,
   });
@@ -130,6 +140,26 @@ export async function main(argv: readonly string[]): Promise<number> {
       `${JSON.stringify({ listening: signer.url, pid: process.pid, receipt_head: signer.state.head, receipt_public_key: signer.state.receiptPublicKey, token_file: signer.tokenFile, repaired_bytes: signer.state.repairedBytes })}\n`,
     );
     return -1; // keep running
+  }
+  if (command === 'lift') {
+    if (values.keystore === undefined && values['state-dir'] === undefined) throw new UsageError('--keystore or --state-dir is required');
+    const approvers = values.approver ?? [];
+    const wallets = values.wallet ?? [];
+    if (approvers.length === 0 && wallets.length === 0) throw new UsageError('name what to lift: --approver ID or --wallet ID');
+    const stateDir = values['state-dir'] !== undefined ? resolve(values['state-dir']) : signerStateDir(values.keystore as string);
+    // Never create a state here: lifting only makes sense on the journal a signer wrote.
+    if (!existsSync(join(stateDir, 'journal.jsonl')) || !existsSync(join(stateDir, 'receipt-key.json'))) throw new UsageError(`no signer state in ${stateDir}`);
+    const receiptKey = await loadOrCreateReceiptKey(stateDir, passphrase(values['passphrase-file']));
+    const state = SignerState.open(stateDir, receiptKey);
+    receiptKey.fill(0);
+    try {
+      const lifted = await liftRestrictions(state, { approvers, wallets }, Math.floor(Date.now() / 1000));
+      if (lifted.length === 0) throw new Error(`nothing to lift: no restriction in force names ${[...approvers, ...wallets].join(', ')}`);
+      process.stdout.write(`${JSON.stringify({ lifted, count: state.restrictionCount, digest: state.restrictionDigest, receipt_head: state.head })}\n`);
+      return 0;
+    } finally {
+      state.close();
+    }
   }
   throw new UsageError(command === undefined ? 'no command' : `unknown command ${command}`);
 }

@@ -7,6 +7,7 @@
  * `KeyBackend` interface, and the trust-file schema.
  */
 export { createSignerApp, SIGN_BODY_LIMIT, DEFAULT_RECEIPTS_LIMIT, MAX_RECEIPTS_LIMIT, type SignerAppDeps } from './app.js';
+export { applyRestrictions, describeRestrictions, liftRestrictions, MAX_RESTRICTIONS_IN_FORCE, type LiftSelector } from './restrictions.js';
 export { verifyAndSign, summarize, formatUnits, describeKeys, type SignerDeps, type SignOutcome } from './sign.js';
 export {
   SoftwareKeystore,
@@ -37,6 +38,7 @@ export {
   loadTrust,
   sameDescriptor,
   trustFileJsonSchema,
+  restrictedTrust,
   type Trust,
   type TrustFile,
   type DriversConfig,

@@ -38,6 +38,11 @@ export interface RunningSigner extends Listening {
   stop(): Promise<void>;
 }
 
+/** The state directory: `stateDir`, else `<keystore>/../signer-state`. */
+export function signerStateDir(keystore: string, stateDir?: string): string {
+  return resolve(stateDir ?? join(dirname(resolve(keystore)), 'signer-state'));
+}
+
 /** The token: VAULT_SIGNER_TOKEN, else a 32-byte random token in a 0600 file made on first start. */
 export function resolveToken(stateDir: string, explicit?: string): { token: string; file: string | null } {
   const fromEnv = explicit ?? process.env['VAULT_SIGNER_TOKEN'];
@@ -57,7 +62,7 @@ export function resolveToken(stateDir: string, explicit?: string): { token: stri
 export async function startSigner(options: StartSignerOptions): Promise<RunningSigner> {
   const keystore = resolve(options.keystore);
   const trustPath = resolve(options.trust);
-  const stateDir = resolve(options.stateDir ?? join(dirname(keystore), 'signer-state'));
+  const stateDir = signerStateDir(keystore, options.stateDir);
   const trust = loadTrust(trustPath);
   let driverConfigs: readonly DriverModuleConfig[] = trust.file.drivers ?? [];
   let baseDir = dirname(trustPath);

@@ -6,6 +6,9 @@
  *   intent_tampered → policy_mismatch → approvals → rejected → policy_denied → protected →
  *   digest_mismatch → not_a_signer → key → chain → sign
  *
+ * A wallet frozen by a restriction is refused (policy_denied) as soon as the wallet is known, and
+ * an approver a restriction names counts as revoked (approvals); see restrictions.ts.
+ *
  * Every outcome (a signature, a refusal, a fault) is a receipt committed durably before the
  * function returns. Calls are serialised per state: the "never two live payloads for one intent"
  * rule and the receipt chain need one writer.
@@ -48,7 +51,7 @@ import {
 import type { KeyBackend, KeyInfo, KeyScope } from './keystore.js';
 import { scopeAllows } from './keystore.js';
 import type { SignerState, StateEvent } from './state.js';
-import type { Trust } from './trust.js';
+import { restrictedTrust, type Trust } from './trust.js';
 
 export interface SignerDeps {
   /** The signer's own clock, integer Unix seconds. */
@@ -82,7 +85,7 @@ const lastYield = new WeakMap<SignerState, number>();
  * job instead costs a whole event-loop turn per request, which under load is most of the time
  * the queue waits.
  */
-function serialised<T>(state: SignerState, fn: () => Promise<T>): Promise<T> {
+export function serialised<T>(state: SignerState, fn: () => Promise<T>): Promise<T> {
   const prev = queues.get(state) ?? Promise.resolve();
   const job = () => {
     const now = performance.now();
@@ -205,7 +208,9 @@ interface Checked {
 }
 
 async function check(req: SignRequest, deps: SignerDeps, now: number, events: StateEvent[], verdicts: ApprovalVerdicts): Promise<Checked> {
-  const { trust, state } = deps;
+  const { state } = deps;
+  // The trust file as the restrictions in force leave it: an approver they name is revoked.
+  const trust = restrictedTrust(deps.trust, state.restrictions);
 
   // intent_tampered: the id must be the content address of the request it carries.
   let normalized: NormalizedIntent;
@@ -221,6 +226,8 @@ async function check(req: SignRequest, deps: SignerDeps, now: number, events: St
   // policy_mismatch: the wallet, its descriptor and its policy must be the ones this signer pinned.
   const trusted = trust.wallet(normalized.wallet);
   if (!trusted) return refuse('policy_mismatch', `this signer does not serve wallet ${normalized.wallet}`);
+  // A frozen wallet is refused whatever the request carries: the signer's own deny, ahead of the rest.
+  if (state.restrictions.wallets.has(normalized.wallet)) refuse('policy_denied', `wallet ${normalized.wallet} is frozen on this signer; only its operator can lift that`);
   if (state.firstSeen(id) === undefined) events.push({ t: 'seen', intentId: id, at: now });
   if (canonicalize(req.wallet) !== trusted.canonical) {
     refuse('policy_mismatch', `the wallet descriptor of ${normalized.wallet} differs from this signer's trusted copy`);

@@ -9,10 +9,17 @@
  * or a tail that does not: a torn line or complete lines of a group whose checkpoint never
  * reached the disk. None of that tail was acknowledged, so the next start cuts it off and
  * re-verifies the receipt chain from genesis. Receipts and the state they describe are on the
- * same lines, so they can never disagree.
+ * same lines, so they can never disagree. Restrictions (revocations and freezes the control plane
+ * pushed, lifts the operator made) are state events too: they survive restarts like signatures.
  */
 import {
   ContributionSchema,
+  indexRestrictions,
+  restrictionDigest,
+  restrictionKey,
+  RestrictionSchema,
+  type Restriction,
+  type RestrictionIndex,
   GENESIS_PREV,
   ReceiptChain,
   verifyReceiptChain,
@@ -57,6 +64,10 @@ export const StateEventSchema = z.discriminatedUnion('t', [
   }),
   /** A payload of the intent the ledger says can never land (checked before a different one is signed). */
   z.strictObject({ t: z.literal('dead'), intentId: z.string(), digest: z.string(), at: z.int(), code: z.string() }),
+  /** A restriction taken on (POST /restrictions): it removes power until the operator lifts it. */
+  z.strictObject({ t: z.literal('restricted'), restriction: RestrictionSchema, at: z.int() }),
+  /** A restriction the operator lifted on the signer host (`vault-signer lift`). */
+  z.strictObject({ t: z.literal('lifted'), restriction: RestrictionSchema, at: z.int() }),
 ]);
 export type StateEvent = z.infer<typeof StateEventSchema>;
 export type SignedEvent = Extract<StateEvent, { t: 'signed' }>;
@@ -84,6 +95,11 @@ export class SignerState {
   readonly #history = new Map<string, Map<string, HistoryEntry>>();
   /** wallet -> the same entries aggregated per second (what caps and budgets read). */
   readonly #buckets = new Map<string, HistoryBuckets>();
+  /** restrictionKey -> the restriction in force and when it was taken on. */
+  readonly #restrictions = new Map<string, { since: number; restriction: Restriction }>();
+  /** Worked out from #restrictions when first read after a change. */
+  #restrictionIndex: RestrictionIndex | null = null;
+  #restrictionDigest: string | null = null;
   #closed = false;
   /** Lines written / lines known to be on disk (group commit: one fdatasync covers every line before it). */
   #written = 0;
@@ -188,6 +204,20 @@ export class SignerState {
         if (p) p.dead = true;
         break;
       }
+      case 'restricted': {
+        const key = restrictionKey(e.restriction);
+        if (this.#restrictions.has(key)) break;
+        this.#restrictions.set(key, { since: e.at, restriction: e.restriction });
+        this.#restrictionIndex = null;
+        this.#restrictionDigest = null;
+        break;
+      }
+      case 'lifted':
+        if (this.#restrictions.delete(restrictionKey(e.restriction))) {
+          this.#restrictionIndex = null;
+          this.#restrictionDigest = null;
+        }
+        break;
     }
   }
 
@@ -267,6 +297,30 @@ export class SignerState {
   /** When this signer first saw the intent, if it has. */
   firstSeen(intentId: string): number | undefined {
     return this.#seen.get(intentId);
+  }
+
+  /** The restrictions in force, indexed for the sign checks (the same object until they change). */
+  get restrictions(): RestrictionIndex {
+    return (this.#restrictionIndex ??= indexRestrictions([...this.#restrictions.values()].map((r) => r.restriction)));
+  }
+
+  /** Whether this restriction is in force. */
+  restricted(restriction: Restriction): boolean {
+    return this.#restrictions.has(restrictionKey(restriction));
+  }
+
+  /** The restrictions in force with when each was taken on, in restrictionKey order. */
+  restrictionsInForce(): { since: number; restriction: Restriction }[] {
+    return [...this.#restrictions.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, r]) => r);
+  }
+
+  /** How many restrictions are in force, and the restrictionDigest of them all. */
+  get restrictionCount(): number {
+    return this.#restrictions.size;
+  }
+
+  get restrictionDigest(): string {
+    return (this.#restrictionDigest ??= restrictionDigest([...this.#restrictions.values()].map((r) => r.restriction)));
   }
 
   /** Payloads signed for an intent, oldest first. */

@@ -12,10 +12,12 @@ import {
   deepFreeze,
   DigestSchema,
   parseWith,
+  restrictApprovers,
   ValidationError,
   WalletDescriptorSchema,
   type ApproverKey,
   type AssetRegistry,
+  type RestrictionIndex,
   type WalletDescriptor,
 } from '@vault/sdk';
 import { readFileSync } from 'node:fs';
@@ -123,6 +125,25 @@ export function parseTrust(doc: unknown): Trust {
     keyScope: (pk) => scopes.get(pk),
     registry: file.assets,
   };
+}
+
+const restrictedViews = new WeakMap<Trust, { index: RestrictionIndex; view: Trust }>();
+
+/**
+ * The trust file as restrictions leave it: every approver they name is revoked, the rest as the
+ * file says. Restrictions only remove power, so the view never trusts more than the file. The
+ * same object comes back while neither the trust nor the index changes (a request costs a lookup).
+ *
+ * @example
+ * const trust = restrictedTrust(deps.trust, deps.state.restrictions)
+ */
+export function restrictedTrust(trust: Trust, index: RestrictionIndex): Trust {
+  const known = restrictedViews.get(trust);
+  if (known !== undefined && known.index === index) return known.view;
+  const approvers = restrictApprovers(trust.approvers, index);
+  const view: Trust = approvers === trust.approvers ? trust : { ...trust, approvers };
+  restrictedViews.set(trust, { index, view });
+  return view;
 }
 
 /** Reads and validates a trust file. */
