@@ -115,7 +115,7 @@ export class UnlockQueue {
         throw Object.assign(new SessionError('unlock is busy: too many attempts waiting; retry', { data: { reason: 'busy' } }), { httpStatus: 503 });
       }
       await new Promise<void>((resolve, reject) => {
-        const entry = { start: () => undefined as void, dropped: false };
+        const entry = { start: resolve, dropped: false };
         const drop = () => {
           entry.dropped = true;
           this.#queued -= 1;
