@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { SessionError } from '../errors.js';
 import { SignedApprovalSchema, type SignedApproval } from '../schemas/approval.js';
-import { boundedString } from '../schemas/common.js';
+import { labelString } from '../schemas/common.js';
 import {
   ApproveResultSchema,
   CreateIntentResultSchema,
@@ -50,7 +50,7 @@ export type PairRole = (typeof PAIR_ROLES)[number];
 /** Body of POST /pair/create. */
 export const PairCreateRequestSchema = z.strictObject({
   role: z.enum(PAIR_ROLES),
-  label: boundedString(128),
+  label: labelString(128, 1),
 });
 export type PairCreateRequest = z.infer<typeof PairCreateRequestSchema>;
 
@@ -67,7 +67,7 @@ export const PairClaimRequestSchema = z.looseObject({
   code: z.string().min(1),
   public_key: z.string().min(1),
   signature: z.string().min(1),
-  label: z.string().max(128),
+  label: labelString(128),
 });
 export type PairClaimRequest = z.infer<typeof PairClaimRequestSchema>;
 

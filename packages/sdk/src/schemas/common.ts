@@ -33,5 +33,23 @@ export function boundedString(max: number, min = 1) {
   return z.string().min(min, `must be at least ${min} character(s)`).max(max, `must be at most ${max} characters`);
 }
 
+/** An unpaired UTF-16 surrogate: not I-JSON, so such a string can never be hashed or receipted. */
+const LONE_SURROGATE = /\p{Cs}/u;
+/** C0 and C1 controls, DEL, and the bidirectional controls (an override can make one label read as another). */
+const CONTROL = /[\p{Cc}\p{Bidi_Control}]/u;
+
+/**
+ * Free text a person reads (device labels): bounded, well-formed UTF-16 (no lone surrogate) and
+ * no control characters. Refused here, at the edge, so it never reaches state or a receipt.
+ */
+export function labelString(max: number, min = 0) {
+  return z
+    .string()
+    .min(min, `must be at least ${min} character(s)`)
+    .max(max, `must be at most ${max} characters`)
+    .refine((s) => !LONE_SURROGATE.test(s), 'must not contain a lone surrogate (an unpaired UTF-16 half)')
+    .refine((s) => !CONTROL.test(s), 'must not contain control characters');
+}
+
 export const CurveSchema = z.enum(['ed25519', 'secp256k1']);
 export type Curve = z.infer<typeof CurveSchema>;

@@ -5,6 +5,7 @@ import {
   DecisionSchema,
   IntentRequestSchema,
   jsonSchemas,
+  labelString,
   parseWith,
   PolicySetSchema,
   SignedApprovalSchema,
@@ -106,6 +107,27 @@ describe('SignedApproval', () => {
     ['at in milliseconds as float', { ...good, at: 1.5 }, 'at'],
     ['strong_auth missing', { ...good, strong_auth: undefined }, 'strong_auth'],
   ])('rejects %s', (_w, value, path) => expect(failure(SignedApprovalSchema, value).path).toBe(path));
+});
+
+describe('labelString (free text a person reads)', () => {
+  const label = labelString(16);
+  it('accepts letters, spaces, accents, emoji (paired surrogates) and the empty string', () => {
+    for (const ok of ['', 'phone', "Anna's iPad", 'café Zürich', 'ключ 🔑', '鍵']) expect(label.safeParse(ok).success, ok).toBe(true);
+  });
+  it('refuses a lone surrogate (high or low), which could never be canonicalized or receipted', () => {
+    for (const bad of ['x\ud800', '\udfffx', 'a\ud83d', '\ude00']) {
+      expect(failure(label, bad, 'claim').issues[0]?.message).toMatch(/lone surrogate/);
+    }
+  });
+  it('refuses control characters: C0, DEL, C1 and bidirectional overrides', () => {
+    for (const bad of ['a\u0000', 'tab\there', 'line\n', 'del\u007f', 'c1\u0085', 'evil\u202etxt.exe', '\u2066x']) {
+      expect(failure(label, bad, 'claim').issues[0]?.message).toMatch(/control characters/);
+    }
+  });
+  it('keeps its bounds (length in UTF-16 units)', () => {
+    expect(labelString(4, 1).safeParse('').success).toBe(false);
+    expect(labelString(4).safeParse('abcde').success).toBe(false);
+  });
 });
 
 describe('PolicySet and rules', () => {

@@ -102,7 +102,7 @@ async function measured(cfg: Parameters<typeof load>[0]): Promise<LoadResult & {
 const dirA = mkdtempSync(join(tmpdir(), 'vault-bench-'));
 {
   const { driver } = await makeState(dirA);
-  const running = await startControlPlane({ stateDir: dirA, drivers: [driver], unlockLimit: { max: 1000, windowSeconds: 60 } });
+  const running = await startControlPlane({ stateDir: dirA, drivers: [driver] });
   const client = createControlPlaneClient({ baseUrl: running.url });
   const { token } = await client.unlock(PASS);
   await load({ url: running.url, path: '/intent', method: 'POST', token, concurrency: CONCURRENCY, durationMs: WARMUP_MS, bodyKind: 'intent' }); // warm-up (JIT)
@@ -170,7 +170,7 @@ const { driver: driverB } = await makeState(dirB);
   rows.push({ measure: `generate ${STORED} intents into the store`, 'req/s': fmt(STORED / ((performance.now() - t0) / 1000), 0), 'p50 ms': '', 'p99 ms': '', note: `${fmt((performance.now() - t0) / 1000, 1)} s (direct LMDB writes)` });
 }
 const s0 = performance.now();
-const runningB = await startControlPlane({ stateDir: dirB, drivers: [driverB], unlockLimit: { max: 1000, windowSeconds: 60 } });
+const runningB = await startControlPlane({ stateDir: dirB, drivers: [driverB] });
 const startMs = performance.now() - s0;
 const clientB = createControlPlaneClient({ baseUrl: runningB.url });
 const { token: tokenB } = await clientB.unlock(PASS);

@@ -28,7 +28,7 @@ const INTENT_ID = idParam('id', '^int_[0-9a-f]{64}$');
 /** Every endpoint of interface.md's control-plane table. */
 export const ROUTES: readonly Op[] = [
   { method: 'get', path: '/health', summary: 'Liveness and receipt-chain state', auth: false, ok: 'Object' },
-  { method: 'post', path: '/session/unlock', summary: 'Unlock with the operator passphrase', auth: false, body: 'UnlockRequest', ok: 'SessionUnlockResult', errors: [400, 401, 429] },
+  { method: 'post', path: '/session/unlock', summary: 'Unlock with the operator passphrase', auth: false, body: 'UnlockRequest', ok: 'SessionUnlockResult', errors: [400, 401, 503] },
   { method: 'post', path: '/session/lock', summary: 'End the session', auth: true, ok: 'Object' },
   { method: 'get', path: '/wallets', summary: 'Wallets with their policy digest', auth: true, ok: 'ObjectArray' },
   { method: 'get', path: '/policy/{wallet}', summary: 'A wallet\'s policy set', auth: true, ok: 'PolicySet', params: [idParam('wallet')], errors: [404] },
@@ -49,7 +49,7 @@ export const ROUTES: readonly Op[] = [
   { method: 'get', path: '/recovery/status', summary: 'Recovery tier and on-ledger proof per wallet', auth: true, ok: 'Object' },
   { method: 'post', path: '/pair/create', summary: 'A single-use, 5-minute pairing code', auth: true, body: 'PairCreateRequest', ok: 'Object', errors: [400] },
   { method: 'get', path: '/pair/qr/{code}', summary: 'The pairing QR code as SVG', auth: false, ok: null, okType: 'image/svg+xml', params: [idParam('code')], errors: [403] },
-  { method: 'post', path: '/pair/claim', summary: 'Register a device (no session, by design)', auth: false, body: 'PairClaimRequest', ok: 'Object', errors: [400, 403, 429] },
+  { method: 'post', path: '/pair/claim', summary: 'Register a device (no session, by design)', auth: false, body: 'PairClaimRequest', ok: 'Object', errors: [400, 403] },
   { method: 'get', path: '/devices', summary: 'Paired devices', auth: true, ok: 'Object' },
   { method: 'post', path: '/devices/{id}/revoke', summary: 'Revoke a device: its approvals stop counting at once', auth: true, ok: 'Object', params: [idParam('id')], errors: [404] },
   { method: 'get', path: '/openapi.json', summary: 'This document', auth: false, ok: 'Object' },
@@ -67,7 +67,7 @@ export function openApiDocument(): Record<string, unknown> {
   for (const [name, s] of Object.entries(extra)) schemas[name] = clean(z.toJSONSchema(s, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>);
   schemas['Object'] = { type: 'object', additionalProperties: true };
   schemas['ObjectArray'] = { type: 'array', items: { type: 'object', additionalProperties: true } };
-  const errorStatuses: Record<number, string> = { 400: 'bad request (4000), data.path names the field', 401: 'session (4100)', 403: 'refused (-32602)', 404: 'not found (4040)', 429: 'rate limited', 500: 'execute refused at a stage (-32602, data.stage and data.reason) or internal (-32603)' };
+  const errorStatuses: Record<number, string> = { 400: 'bad request (4000), data.path names the field', 401: 'session (4100)', 403: 'refused (-32602)', 404: 'not found (4040)', 500: 'execute refused at a stage (-32602, data.stage and data.reason) or internal (-32603)', 503: 'busy: too many unlock attempts waiting (4100, data.reason "busy")' };
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of ROUTES) {
     const responses: Record<string, unknown> = {

@@ -54,18 +54,17 @@ import {
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, existsSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { RateLimiter } from '../http/auth.js';
-import { readSecretFile } from '../http/files.js';
+import { readSecretFile, writeFileAtomic } from '../http/files.js';
 import { ExecuteRefusedError } from './errors.js';
 import { HistoryCache, lookback } from './history.js';
 import { importPlugin, type PluginModule } from '../plugins.js';
 import { PassphraseFileSchema, ReceiptSigner, verifyPassphrase, type PassphraseFile } from './secrets.js';
-import { SessionStore } from './sessions.js';
+import { SessionStore, UnlockQueue } from './sessions.js';
 import {
   attestationValid,
   canonicalJson,
+  encodeState,
   readStateFile,
-  writeStateFile,
   type Device,
   type DriverEntry,
   type SignerEndpoint,
@@ -99,8 +98,8 @@ export interface ControlPlaneOptions {
   log?: (line: string) => void;
   sessionIdleSeconds?: number;
   sessionAbsoluteSeconds?: number;
-  /** Unlock attempts allowed per window (default 5 per 60 s). */
-  unlockLimit?: { max: number; windowSeconds: number };
+  /** Unlock attempts that may wait for their passphrase check at once (default 4096; see UnlockQueue). */
+  unlockQueueMax?: number;
   /** Confirmation polling: attempts and delay between them (default 40 x 250 ms). */
   confirmAttempts?: number;
   confirmDelayMs?: number;
@@ -262,8 +261,9 @@ export class ControlPlane {
   /** Pushes in flight, by signer URL and digest: concurrent sign requests share one. */
   readonly #restrictionPushes = new Map<string, Promise<void>>();
   readonly #pairing = new Map<string, PairingCode>();
-  readonly unlockLimiter: RateLimiter;
-  readonly claimLimiter: RateLimiter;
+  /** Serialises changes of state.json (pairing, revocation, reload): each builds on the last. */
+  readonly #stateLock = new KeyedLock();
+  readonly unlockQueue: UnlockQueue;
   readonly #log: (line: string) => void;
   readonly #opts: ControlPlaneOptions;
   #closed = false;
@@ -293,9 +293,7 @@ export class ControlPlane {
     this.store = store;
     this.#log = opts.log ?? (() => undefined);
     this.sessions = new SessionStore(this.now, opts.sessionIdleSeconds, opts.sessionAbsoluteSeconds);
-    const ul = opts.unlockLimit ?? { max: 5, windowSeconds: 60 };
-    this.unlockLimiter = new RateLimiter(ul.max, ul.windowSeconds, this.now);
-    this.claimLimiter = new RateLimiter(20, 60, this.now);
+    this.unlockQueue = new UnlockQueue(opts.unlockQueueMax);
     this.#history = new HistoryCache(store, () => this.#pending.values());
     const last = store.lastReceipt();
     this.#head = last ? { seq: last.seq, hash: last.hash } : null;
@@ -385,16 +383,26 @@ export class ControlPlane {
     if (this.#broken) throw new InternalError('store: writes are stopped (an earlier write failed, or the receipt log does not match its anchor); see /health');
   }
 
-  async #appendReceipt(kind: string, body: unknown): Promise<ReceiptRecord> {
+  /**
+   * The next receipt, built (and so validated: canonical JSON refuses what it cannot hash) without
+   * taking its place in the chain. Append it before anything else is chained: no await between.
+   */
+  #draftReceipt(kind: string, body: unknown): ReceiptRecord {
     this.#assertWritable();
-    const r = this.#receipt(kind, body);
+    return this.receiptSigner.next(this.#head, { at: this.now(), kind, body });
+  }
+
+  /** Chains a drafted receipt and waits until it is on disk. */
+  async #appendReceipt(r: ReceiptRecord): Promise<void> {
+    this.#assertWritable();
+    if (r.seq !== this.receiptCount || r.prev !== this.head) throw new InternalError('receipt drafted on a stale head');
+    this.#head = { seq: r.seq, hash: r.hash };
     try {
       await this.store.appendReceipt(r);
     } catch (e) {
       this.#broken = true;
       throw new InternalError('store: write failed', { cause: e });
     }
-    return r;
   }
 
   verifyLedger(): { verified: boolean; receipts: number; head: string; signerPublicKey: string; problem?: string; message?: string } {
@@ -408,11 +416,14 @@ export class ControlPlane {
 
   // ---------------------------------------------------------------- sessions
 
-  async unlock(passphrase: string): Promise<{ token: string; expires_at: number; accounts: string[] }> {
-    if (!this.unlockLimiter.attempt('unlock')) {
-      throw Object.assign(new SessionError('too many unlock attempts; wait and retry', { data: { reason: 'rate_limited' } }), { httpStatus: 429 });
-    }
-    if (!(await verifyPassphrase(passphrase, this.#passphrase))) {
+  /**
+   * Every attempt is checked, one at a time in arrival order (UnlockQueue): no counter a third
+   * party could fill to refuse the operator, and no answer that differs for the right passphrase
+   * except its result. `signal` withdraws an attempt whose client has gone.
+   */
+  async unlock(passphrase: string, signal?: AbortSignal): Promise<{ token: string; expires_at: number; accounts: string[] }> {
+    const stored = this.#passphrase;
+    if (!(await this.unlockQueue.run(() => verifyPassphrase(passphrase, stored), signal))) {
       this.log({ event: 'unlock_failed' });
       throw new SessionError('wrong passphrase', { data: { reason: 'passphrase' } });
     }
@@ -446,33 +457,45 @@ export class ControlPlane {
     return this.drivers.get(wallet.chain);
   }
 
-  /** POST /admin/reload: an invalid file is refused with the reason and the running state kept. */
+  /**
+   * POST /admin/reload: an invalid file is refused with the reason and the running state kept.
+   * The file, its drivers and the receipt are all checked before anything changes; the receipt is
+   * on disk before the new state takes effect (the file itself is already what a restart loads).
+   */
   async reload(): Promise<{ reloaded: true; wallets: number; policies: number; devices: number; drivers: string[]; receipt_head: string }> {
     this.#assertWritable();
-    const next = readStateFile(join(this.stateDir, STATE_FILE));
-    let loaded = this.#loaded;
-    if (canonicalJson(next.drivers) !== canonicalJson(this.state.drivers)) loaded = await loadDrivers(next.drivers, this.stateDir);
-    const registry = buildRegistry([...this.#injected, ...loaded]);
-    checkStateAgainstDrivers(next, registry);
-    this.state = next;
-    this.#loaded = loaded;
-    this.drivers = registry;
-    this.#history.clear();
-    const r = await this.#appendReceipt('state.reloaded', { state_digest: sha256Hex(canonicalJson(next)) });
-    this.log({ event: 'reloaded', wallets: next.wallets.length });
-    return {
-      reloaded: true,
-      wallets: next.wallets.length,
-      policies: next.policies.length,
-      devices: next.devices.length,
-      drivers: registry.chains(),
-      receipt_head: r.hash,
-    };
+    return this.#stateLock.run(STATE_FILE, async () => {
+      const next = readStateFile(join(this.stateDir, STATE_FILE));
+      let loaded = this.#loaded;
+      if (canonicalJson(next.drivers) !== canonicalJson(this.state.drivers)) loaded = await loadDrivers(next.drivers, this.stateDir);
+      const registry = buildRegistry([...this.#injected, ...loaded]);
+      checkStateAgainstDrivers(next, registry);
+      const r = this.#draftReceipt('state.reloaded', { state_digest: sha256Hex(canonicalJson(next)) });
+      await this.#appendReceipt(r);
+      this.state = next;
+      this.#loaded = loaded;
+      this.drivers = registry;
+      this.#history.clear();
+      this.log({ event: 'reloaded', wallets: next.wallets.length });
+      return {
+        reloaded: true as const,
+        wallets: next.wallets.length,
+        policies: next.policies.length,
+        devices: next.devices.length,
+        drivers: registry.chains(),
+        receipt_head: r.hash,
+      };
+    });
   }
 
-  /** Writes the running state back (after pairing or revoking a device). */
-  #saveState(): void {
-    writeStateFile(join(this.stateDir, STATE_FILE), this.state);
+  /** Replaces state.json with text from encodeState (already checked against the loader). */
+  #writeState(text: string): void {
+    try {
+      writeFileAtomic(join(this.stateDir, STATE_FILE), text, 0o600);
+    } catch (e) {
+      this.log({ event: 'state_write_failed', error: (e as NodeJS.ErrnoException).code ?? 'unknown' });
+      throw new InternalError('state: writing state.json failed', { cause: e });
+    }
   }
 
   // ---------------------------------------------------------------- policy evaluation
@@ -1210,10 +1233,12 @@ export class ControlPlane {
     return JSON.stringify({ url: baseUrl, code: p.code, challenge: p.challenge });
   }
 
+  /**
+   * POST /pair/claim (no session). No shared counter: a code is 16 random bytes, so a claim with an
+   * unknown code is refused by a map lookup whoever floods them, and failures are counted per code
+   * (three bad signatures burn it), which only a holder of that code can spend.
+   */
   async pairClaim(body: { code: string; public_key: string; signature: string; label: string }): Promise<Record<string, unknown>> {
-    if (!this.claimLimiter.attempt('claim')) {
-      throw Object.assign(new RefusedError('too many pairing attempts; wait and retry', { data: { reason: 'rate_limited' } }), { httpStatus: 429 });
-    }
     const p = this.#openCode(body.code);
     const pub = fromHex(body.public_key, 'public_key', 32);
     const sig = fromHex(body.signature, 'signature', 64);
@@ -1222,24 +1247,35 @@ export class ControlPlane {
       if (p.failures >= 3) this.#pairing.delete(p.code);
       throw new ValidationError('claim', [{ path: 'signature', message: 'signature over the challenge does not verify' }], { data: { reason: 'bad_signature' } });
     }
-    if (this.state.devices.some((d) => d.public_key === body.public_key)) {
-      throw new ValidationError('claim', [{ path: 'public_key', message: 'a device with this key is already paired' }], { data: { reason: 'duplicate' } });
-    }
-    this.#assertWritable();
-    this.#pairing.delete(p.code); // single use, consumed before anything else can race it
-    const device: Device = {
-      id: `dev_${sha256Hex(body.public_key).slice(0, 16)}`,
-      role: p.role,
-      label: body.label || p.label,
-      public_key: body.public_key,
-      paired_at: this.now(),
-      revoked_at: null,
-    };
-    this.state = { ...this.state, devices: [...this.state.devices, device] };
-    this.#saveState();
-    await this.#appendReceipt('device.paired', { device });
-    this.log({ event: 'paired', role: device.role });
-    return { paired: true, device: publicDevice(device) };
+    return this.#stateLock.run(STATE_FILE, async () => {
+      // Re-checked under the lock: a concurrent claim may have used the code or paired this key.
+      if (this.#openCode(body.code) !== p) throw new RefusedError('pairing code invalid, used or expired', { data: { reason: 'pairing_code' } });
+      if (this.state.devices.some((d) => d.public_key === body.public_key)) {
+        throw new ValidationError('claim', [{ path: 'public_key', message: 'a device with this key is already paired' }], { data: { reason: 'duplicate' } });
+      }
+      const device: Device = {
+        id: `dev_${sha256Hex(body.public_key).slice(0, 16)}`,
+        role: p.role,
+        label: body.label || p.label,
+        public_key: body.public_key,
+        paired_at: this.now(),
+        revoked_at: null,
+      };
+      // Everything is built and checked before anything is written: the new state as the loader
+      // reads it back, and the receipt. A refusal here leaves the code, the file and the chain as
+      // they were.
+      const next = encodeState({ ...this.state, devices: [...this.state.devices, device] });
+      const receipt = this.#draftReceipt('device.paired', { device });
+      this.#pairing.delete(p.code); // single use, consumed before the first await
+      // Crash order: the receipt, then the state. A crash between leaves a receipt for a pairing
+      // that never took effect (the device got no answer and pairs again), never a device whose
+      // approvals count without a receipt saying so.
+      await this.#appendReceipt(receipt);
+      this.#writeState(next.text);
+      this.state = next.state;
+      this.log({ event: 'paired', role: device.role });
+      return { paired: true, device: publicDevice(device) };
+    });
   }
 
   devices(): Record<string, unknown>[] {
@@ -1247,18 +1283,26 @@ export class ControlPlane {
   }
 
   async revokeDevice(id: string): Promise<Record<string, unknown>> {
-    const d = this.state.devices.find((x) => x.id === id);
-    if (!d) throw new NotFoundError('device', id);
-    // Again on a repeat: an operator can retry signers that missed it.
-    if (d.revoked_at !== null) return { id, revoked: true, revoked_at: d.revoked_at, signers: await this.#pushRestrictions() };
-    this.#assertWritable();
-    const revoked: Device = { ...d, revoked_at: this.now() };
-    this.state = { ...this.state, devices: this.state.devices.map((x) => (x.id === id ? revoked : x)) };
-    this.#saveState();
-    await this.#appendReceipt('device.revoked', { id, at: revoked.revoked_at });
-    this.log({ event: 'revoked' });
-    // Committed: now every signer learns it (one that misses it now learns it before it next signs).
-    return { id, revoked: true, revoked_at: revoked.revoked_at, signers: await this.#pushRestrictions() };
+    const outcome = await this.#stateLock.run(STATE_FILE, async () => {
+      const d = this.state.devices.find((x) => x.id === id);
+      if (!d) throw new NotFoundError('device', id);
+      if (d.revoked_at !== null) return { id, revoked: true, revoked_at: d.revoked_at };
+      const revoked: Device = { ...d, revoked_at: this.now() };
+      // Built and checked before anything is written (see pairClaim).
+      const next = encodeState({ ...this.state, devices: this.state.devices.map((x) => (x.id === id ? revoked : x)) });
+      const receipt = this.#draftReceipt('device.revoked', { id, at: revoked.revoked_at });
+      // Crash order: the state, then the receipt (the reverse of pairing). A crash between leaves
+      // the device revoked without its receipt (authority lost, never kept), rather than a receipt
+      // for a revocation that the next start would not apply. No await until the receipt is chained.
+      this.#writeState(next.text);
+      this.state = next.state;
+      await this.#appendReceipt(receipt);
+      this.log({ event: 'revoked' });
+      return { id, revoked: true, revoked_at: revoked.revoked_at };
+    });
+    // Committed (or a repeat, so an operator can retry signers that missed it): every signer learns
+    // it now, outside the state lock; one that misses it learns it before it is next asked to sign.
+    return { ...outcome, signers: await this.#pushRestrictions() };
   }
 
   health(): Record<string, unknown> {

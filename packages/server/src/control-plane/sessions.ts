@@ -10,6 +10,8 @@ import { createHash, randomBytes } from 'node:crypto';
 export const SESSION_IDLE_SECONDS = 15 * 60;
 export const SESSION_ABSOLUTE_SECONDS = 8 * 60 * 60;
 export const MAX_SESSIONS = 64;
+/** Passphrase checks waiting for their turn, at most (see UnlockQueue). */
+export const UNLOCK_QUEUE_MAX = 4096;
 
 interface Session {
   created: number;
@@ -79,4 +81,77 @@ export class SessionStore {
       if (t >= s.created + this.absoluteSeconds || t >= s.last + this.idleSeconds) this.#sessions.delete(k);
     }
   }
+}
+
+/**
+ * Passphrase checks, one at a time, in arrival order. All clients share loopback, so there is no
+ * client to count attempts by; a counter that refused attempts once full would let any local
+ * process lock the operator out, and one that let the right passphrase through while refusing
+ * others would be an oracle. Instead every attempt is checked and the checks are serialised: the
+ * guess rate is bounded by one scrypt at a time, whoever sends them, and the operator's attempt
+ * waits only for the attempts queued before it. Successful attempts count toward nothing.
+ * A waiting attempt holds no scrypt memory and no thread, only its place in line; one whose client
+ * has gone away is dropped without being checked.
+ */
+export class UnlockQueue {
+  #waiting: { start: () => void; dropped: boolean }[] = [];
+  #queued = 0;
+  #busy = false;
+
+  constructor(readonly maxWaiting = UNLOCK_QUEUE_MAX) {}
+
+  /** Attempts waiting for their turn (not counting the one being checked). */
+  get waiting(): number {
+    return this.#queued;
+  }
+
+  /** Runs `check` once every attempt queued before it has finished; `signal` withdraws it while it waits. */
+  async run<T>(check: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    if (signal?.aborted) throw abandoned();
+    if (this.#busy) {
+      if (this.#queued >= this.maxWaiting) {
+        // Reached only with thousands of attempts held open at once, when the wait is already
+        // minutes long. Refused as busy (503), never as a wrong or rate-limited passphrase.
+        throw Object.assign(new SessionError('unlock is busy: too many attempts waiting; retry', { data: { reason: 'busy' } }), { httpStatus: 503 });
+      }
+      await new Promise<void>((resolve, reject) => {
+        const entry = { start: resolve, dropped: false };
+        const drop = () => {
+          entry.dropped = true;
+          this.#queued -= 1;
+          reject(abandoned());
+        };
+        entry.start = () => {
+          signal?.removeEventListener('abort', drop);
+          resolve();
+        };
+        if (this.#waiting.length >= 2 * this.maxWaiting) this.#waiting = this.#waiting.filter((e) => !e.dropped);
+        this.#waiting.push(entry);
+        this.#queued += 1;
+        signal?.addEventListener('abort', drop, { once: true });
+      });
+    } else {
+      this.#busy = true;
+    }
+    try {
+      return await check();
+    } finally {
+      this.#next();
+    }
+  }
+
+  /** Hands the turn to the oldest attempt still waiting, or frees it. */
+  #next(): void {
+    for (let e = this.#waiting.shift(); e; e = this.#waiting.shift()) {
+      if (e.dropped) continue;
+      this.#queued -= 1;
+      e.start();
+      return;
+    }
+    this.#busy = false;
+  }
+}
+
+function abandoned(): SessionError {
+  return new SessionError('unlock attempt abandoned by its client', { data: { reason: 'aborted' } });
 }

@@ -157,6 +157,14 @@ export function parseState(text: string): StateFile {
   }
   const r = StateFileSchema.safeParse(raw);
   if (!r.success) throw new ValidationError('state', toValidationIssues(r.error));
+  // Reload receipts the state's RFC 8785 digest, and pairing receipts a device: a string that
+  // canonical JSON refuses (a lone surrogate) would load here and then fail every reload.
+  try {
+    canonicalize(r.data);
+  } catch (e) {
+    if (e instanceof ValidationError) throw new ValidationError('state', e.issues);
+    throw e;
+  }
   return r.data;
 }
 
@@ -170,9 +178,19 @@ export function readStateFile(path: string): StateFile {
   return parseState(text);
 }
 
+/**
+ * The file text of a state, and the state as the loader reads that text back. Throws the loader's
+ * own ValidationError when it would refuse it: nothing is written that a restart or a reload cannot
+ * read. Memory takes the read-back state, so it matches the file exactly.
+ */
+export function encodeState(state: StateFile): { text: string; state: StateFile } {
+  const text = `${JSON.stringify({ $schema: './state.schema.json', ...state }, null, 2)}\n`;
+  return { text, state: parseState(text) };
+}
+
+/** Writes a state file atomically, after checking the loader will accept it (see encodeState). */
 export function writeStateFile(path: string, state: StateFile): void {
-  const out = { $schema: './state.schema.json', ...state };
-  writeFileAtomic(path, `${JSON.stringify(out, null, 2)}\n`, 0o600);
+  writeFileAtomic(path, encodeState(state).text, 0o600);
 }
 
 /** JSON Schema (draft 2020-12) of the state file, as written to `state.schema.json`. */

@@ -67,7 +67,9 @@ export interface HarnessOptions {
   unlock?: boolean;
   sessionIdleSeconds?: number;
   sessionAbsoluteSeconds?: number;
-  unlockLimit?: { max: number; windowSeconds: number };
+  unlockQueueMax?: number;
+  /** scrypt cost of the operator passphrase (default FAST_SCRYPT; DEFAULT_SCRYPT to measure unlock). */
+  scrypt?: { N: number; r: number; p: number };
   confirmAttempts?: number;
   /** Replace the driver (the control plane and the test signer both use the wrapped one). */
   wrapDriver?: (d: MemoryDriver) => ChainDriver;
@@ -111,7 +113,7 @@ export async function setup(opts: HarnessOptions = {}): Promise<Harness> {
     signers: Object.fromEntries(members.slice(unsigned).map((s) => [s.address, { url: signer.url, token: signerToken }])),
     ...opts.state,
   };
-  await initStateDir({ stateDir: dir, passphrase: PASSPHRASE, scrypt: FAST_SCRYPT, state });
+  await initStateDir({ stateDir: dir, passphrase: PASSPHRASE, scrypt: opts.scrypt ?? FAST_SCRYPT, state });
   const logs: string[] = [];
   const start = () =>
     startControlPlane({
@@ -124,7 +126,7 @@ export async function setup(opts: HarnessOptions = {}): Promise<Harness> {
       confirmDelayMs: 5,
       ...(opts.sessionIdleSeconds ? { sessionIdleSeconds: opts.sessionIdleSeconds } : {}),
       ...(opts.sessionAbsoluteSeconds ? { sessionAbsoluteSeconds: opts.sessionAbsoluteSeconds } : {}),
-      unlockLimit: opts.unlockLimit ?? { max: 1000, windowSeconds: 60 },
+      ...(opts.unlockQueueMax !== undefined ? { unlockQueueMax: opts.unlockQueueMax } : {}),
     });
   running = await start();
   const h: Harness = {

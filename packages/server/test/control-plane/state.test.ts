@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
 import { ControlPlane, loadDrivers } from '../../src/control-plane/service.js';
 import { initStateDir } from '../../src/control-plane/run.js';
-import { emptyState, parseState, stateJsonSchema, StateFileSchema } from '../../src/control-plane/state.js';
+import { emptyState, encodeState, parseState, stateJsonSchema, StateFileSchema, writeStateFile } from '../../src/control-plane/state.js';
 import { FAST_SCRYPT } from './helpers.js';
 
 // Real sockets, fsync and scrypt on a shared 2-core machine: allow for slow moments.
@@ -52,6 +52,33 @@ describe('state file', () => {
     const dev = { id: 'd1', role: 'approver', label: '', public_key: '00'.repeat(32), paired_at: 0 };
     expect(pathOf(JSON.stringify({ ...base, devices: [dev, dev] }))).toBe('devices.1.id');
     expect(pathOf(JSON.stringify({ ...base, surprise: 1 }))).toBe('');
+  });
+
+  it('refuses a string canonical JSON cannot hold (a lone surrogate), naming it: a reload could never receipt it', () => {
+    const dev = { id: 'd1', role: 'approver', label: 'x\ud800', public_key: '00'.repeat(32), paired_at: 0 };
+    expect(pathOf(JSON.stringify({ ...base, devices: [dev] }))).toBe('devices.0.label');
+    expect(pathOf(JSON.stringify({ ...base, known_destinations: ['ok', '\udfff'] }))).toBe('known_destinations.1');
+    // A well-formed pair (an emoji) is fine.
+    expect(parseState(JSON.stringify({ ...base, devices: [{ ...dev, label: 'phone 📱' }] })).devices[0]?.label).toBe('phone 📱');
+  });
+
+  it('never writes a state the loader would refuse; what it writes reads back equal', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vault-state-'));
+    try {
+      const path = join(dir, 'state.json');
+      const good = parseState(JSON.stringify(base));
+      writeStateFile(path, good);
+      const before = readFileSync(path);
+      const bad = { ...good, devices: [{ id: 'd1', role: 'approver' as const, label: 'x\ud800', public_key: '00'.repeat(32), paired_at: 0, revoked_at: null }] };
+      expect(() => writeStateFile(path, bad)).toThrow(ValidationError);
+      expect(() => encodeState({ ...good, version: 2 as 1 })).toThrow(ValidationError);
+      expect(readFileSync(path).equals(before)).toBe(true);
+      const { text, state } = encodeState(good);
+      expect(text).toBe(before.toString('utf8'));
+      expect(state).toEqual(parseState(text));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('has a JSON Schema generated from the same definition', () => {
