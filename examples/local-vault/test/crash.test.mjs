@@ -150,14 +150,20 @@ async function crashRound(label, req, read, moveOn, delay) {
     await sleep(1000);
   }
   const after = await read();
-  const refused = (await receiptsOf(id)).signers.filter((k) => k === 'sign.refused').length;
-  const line = `${label}: kill ${when} (${phase}; the killed execute: ${killed}); executes after the restart: ${executes}${problems.length ? ` (${problems[0]})` : ''}; sequence +${after.sequence - before.sequence}, destination +${after.balance - before.balance}; signer refusals ${refused}`;
+  const { mine, signers } = await receiptsOf(id);
+  const refused = signers.filter((k) => k === 'sign.refused').length;
+  const payloads = mine.filter((k) => k === 'intent.signing').length;
+  const line = `${label}: kill ${when} (${phase}; the killed execute: ${killed}); executes after the restart: ${executes}${problems.length ? ` (${problems[0]})` : ''}; sequence +${after.sequence - before.sequence}, destination +${after.balance - before.balance}; payloads put to the signers ${payloads}, signer refusals ${refused}`;
   say(line);
-  return { executes, status: out?.status, sequence: after.sequence - before.sequence, received: after.balance - before.balance, refused, amount: BigInt(req.amount), line };
+  return { executes, status: out?.status, sequence: after.sequence - before.sequence, received: after.balance - before.balance, refused, payloads, amount: BigInt(req.amount), line };
 }
 
-/** The goal: recovered on the first execute after the restart, one ledger transaction, no refusal. */
-function expectRecovered(r) {
+/**
+ * The goal: recovered on the first execute after the restart, one ledger transaction, no refusal,
+ * and `payloads` payloads put to the signers (one, unless the first died while the plane was down).
+ */
+function expectRecovered(r, payloads = 1) {
+  expect(r.payloads, r.line).toBe(payloads);
   expect(r.status, r.line).toBe('confirmed');
   expect(r.executes, r.line).toBe(1);
   expect(r.refused, r.line).toBe(0);
@@ -225,7 +231,7 @@ describe('attack: kill -9 of the control plane at a random moment during execute
       },
       null,
     );
-    expectRecovered(r);
+    expectRecovered(r, 2);
   }, 600_000);
 
   it('attack: kill -9 during a Stellar execute: the first execute after the restart confirms, exactly one ledger transaction', async () => {
