@@ -15,6 +15,9 @@
  *
  * --walkthrough drives the whole path over HTTP, printing each step, and exits non-zero if any step
  * does not behave as described (see WALKTHROUGH below).
+ *
+ * Imported (not run), it starts nothing: tests take `setUp`, `startControlPlane` and `stopAll` from
+ * it (test/crash.test.mjs kills the control plane it starts and restarts it on the same state).
  */
 import {
   createControlPlaneClient,
@@ -34,7 +37,7 @@ import { createSigner as createStellarSigner } from '@vault/driver-stellar';
 import { readStateFile, writeStateFile } from '@vault/server/control-plane';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -61,21 +64,6 @@ const EXECUTOR_ENV = 'VAULT_EVM_EXECUTOR_KEY';
 /** Stellar transfers above 100 XLM wait this long (short, so the walkthrough can show one released). */
 const TIMELOCK_SECONDS = 5;
 
-const { values: args } = parseArgs({
-  options: {
-    walkthrough: { type: 'boolean', default: false },
-    port: { type: 'string', default: '7331' },
-    dir: { type: 'string' },
-    'kdf-log2': { type: 'string', default: '15' },
-    help: { type: 'boolean', short: 'h', default: false },
-  },
-  strict: true,
-});
-if (args.help) {
-  process.stdout.write('usage: node examples/local-vault/vault.mjs [--walkthrough] [--port 7331] [--dir DIR] [--kdf-log2 15]\n');
-  process.exit(0);
-}
-
 // ------------------------------------------------------------------ processes and cleanup
 
 const children = [];
@@ -84,19 +72,12 @@ let stopping = false;
 
 const say = (line = '') => process.stdout.write(`${line}\n`);
 
-async function stopAll() {
+export async function stopAll() {
   if (stopping) return;
   stopping = true;
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM');
   await Promise.all(children.map((c) => (c.exitCode !== null || c.signalCode !== null ? null : new Promise((r) => c.once('exit', r)))));
   for (const close of closers.reverse()) await close().catch(() => undefined);
-}
-
-for (const sig of ['SIGINT', 'SIGTERM']) {
-  process.once(sig, () => {
-    say(`\n${sig}: stopping every process this vault started`);
-    void stopAll().then(() => process.exit(130));
-  });
 }
 
 /** Runs a CLI to completion; resolves with its stdout, rejects with its stderr. */
@@ -141,8 +122,15 @@ function start(name, script, argv, env, match) {
 
 const secret = () => randomBytes(24).toString('base64url');
 
-async function setUp() {
-  const dir = args.dir ?? mkdtempSync(join(tmpdir(), 'vault-local-'));
+/** The control plane's `serve` on its state directory; resolves with the process and its URL. */
+export async function startControlPlane(cpDir, port, env) {
+  const { child, line } = await start('control plane', CLI.controlPlane, ['serve', '--state-dir', cpDir, '--port', String(port)], env, (j) => j.event === 'listening');
+  return { child, url: line.url };
+}
+
+/** Starts and provisions everything (see the top of this file); `kdfLog2` sizes the signers' keystore KDF. */
+export async function setUp({ dir: where, port = '7331', kdfLog2 = '15' } = {}) {
+  const dir = where ?? mkdtempSync(join(tmpdir(), 'vault-local-'));
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   say(`vault: working directory ${dir}`);
 
@@ -174,7 +162,7 @@ async function setUp() {
     const env = { VAULT_SIGNER_PASSPHRASE: secret(), VAULT_SIGNER_TOKEN: secret() };
     const addresses = {};
     for (const curve of ['ed25519', 'secp256k1']) {
-      const out = JSON.parse(await run(CLI.signer, ['keygen', '--keystore', join(home, 'keys'), '--curve', curve, '--drivers', join(dir, 'drivers.json'), '--kdf-log2', args['kdf-log2']], env));
+      const out = JSON.parse(await run(CLI.signer, ['keygen', '--keystore', join(home, 'keys'), '--curve', curve, '--drivers', join(dir, 'drivers.json'), '--kdf-log2', String(kdfLog2)], env));
       for (const [chain, address] of Object.entries(out.addresses)) {
         if ((curve === 'secp256k1') === (chain === CHAIN.evm)) addresses[chain] = { address, curve };
       }
@@ -275,8 +263,7 @@ async function setUp() {
   for (const s of signers) for (const { address } of Object.values(s.addresses)) endpoints[address] = { url: s.url, token: s.env.VAULT_SIGNER_TOKEN, label: `signer-${s.name}` };
   writeStateFile(statePath, { ...state, signers: endpoints });
   const cpEnv = { [EXECUTOR_ENV]: evm.accounts.executor.privateKey };
-  const { line: cpLine } = await start('control plane', CLI.controlPlane, ['serve', '--state-dir', cpDir, '--port', args.port], cpEnv, (j) => j.event === 'listening');
-  const cpUrl = cpLine.url;
+  const { child: cpChild, url: cpUrl } = await startControlPlane(cpDir, port, cpEnv);
 
   // 8. Pair the demo approver device over HTTP (a real pairing code, a real signature over its challenge).
   const cp = createControlPlaneClient({ baseUrl: cpUrl });
@@ -285,7 +272,7 @@ async function setUp() {
   const claimed = await cp.pairClaim({ code: code.code, public_key: device.publicKeyHex, signature: toHex(signEd25519(fromHex(code.challenge, 'challenge', 32), device.secretKey)), label: 'demo approver device' });
   if (claimed.device?.id !== deviceId) throw new Error(`paired device id ${claimed.device?.id} is not the expected ${deviceId}`);
 
-  return { dir, xrpl, stellar, evm, drivers, signers, device, deviceId, cp, cpUrl, cpDir, cpEnv, operatorPassphrase, addressOf, token };
+  return { dir, xrpl, stellar, evm, drivers, signers, device, deviceId, cp, cpUrl, cpChild, cpDir, cpEnv, operatorPassphrase, addressOf, token };
 }
 
 // ------------------------------------------------------------------ walkthrough
@@ -486,12 +473,35 @@ async function walkthrough(v) {
 
 // ------------------------------------------------------------------ main
 
-let exitCode = 0;
-let workDir;
-try {
-  const v = await setUp();
-  workDir = v.dir;
-  say(`
+async function main() {
+  const { values: args } = parseArgs({
+    options: {
+      walkthrough: { type: 'boolean', default: false },
+      port: { type: 'string', default: '7331' },
+      dir: { type: 'string' },
+      'kdf-log2': { type: 'string', default: '15' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+  });
+  if (args.help) {
+    process.stdout.write('usage: node examples/local-vault/vault.mjs [--walkthrough] [--port 7331] [--dir DIR] [--kdf-log2 15]\n');
+    process.exit(0);
+  }
+
+  for (const sig of ['SIGINT', 'SIGTERM']) {
+    process.once(sig, () => {
+      say(`\n${sig}: stopping every process this vault started`);
+      void stopAll().then(() => process.exit(130));
+    });
+  }
+
+  let exitCode = 0;
+  let workDir;
+  try {
+    const v = await setUp({ dir: args.dir, port: args.port, kdfLog2: args['kdf-log2'] });
+    workDir = v.dir;
+    say(`
 The local vault is up.
   control plane   ${v.cpUrl}   (operator passphrase: ${v.operatorPassphrase})
   signers         ${v.signers.map((s) => s.url).join('  ')}
@@ -503,21 +513,25 @@ The local vault is up.
 Try:
   curl -s -X POST ${v.cpUrl}/session/unlock -H 'content-type: application/json' -d '{"passphrase":"${v.operatorPassphrase}"}'
   then, with "Authorization: Bearer <token>":  GET /wallets, GET /estate, POST /intent, GET /recovery/status, GET /ledger/verify`);
-  if (args.walkthrough) {
-    await walkthrough(v);
-    say(`\nwalkthrough: all ${stepNo} steps behaved as described`);
-  } else {
-    say('\nCtrl-C stops every process.');
-    await new Promise(() => undefined);
+    if (args.walkthrough) {
+      await walkthrough(v);
+      say(`\nwalkthrough: all ${stepNo} steps behaved as described`);
+    } else {
+      say('\nCtrl-C stops every process.');
+      await new Promise(() => undefined);
+    }
+  } catch (e) {
+    exitCode = 1;
+    process.stderr.write(`\nvault: ${e instanceof StepFailed ? `step ${stepNo} did not behave as described: ${e.message}` : (e?.stack ?? e)}\n`);
+  } finally {
+    await stopAll();
+    // A passing walkthrough in a directory of its own leaves nothing behind; a failed one keeps its
+    // files (keystores, journals, state) for a look.
+    if (!args.dir && exitCode === 0 && args.walkthrough && workDir) rmSync(workDir, { recursive: true, force: true });
+    else if (workDir) say(`files kept in ${workDir}`);
   }
-} catch (e) {
-  exitCode = 1;
-  process.stderr.write(`\nvault: ${e instanceof StepFailed ? `step ${stepNo} did not behave as described: ${e.message}` : (e?.stack ?? e)}\n`);
-} finally {
-  await stopAll();
-  // A passing walkthrough in a directory of its own leaves nothing behind; a failed one keeps its
-  // files (keystores, journals, state) for a look.
-  if (!args.dir && exitCode === 0 && args.walkthrough && workDir) rmSync(workDir, { recursive: true, force: true });
-  else if (workDir) say(`files kept in ${workDir}`);
+  process.exit(exitCode);
 }
-process.exit(exitCode);
+
+// Run as a program (node vault.mjs, npm start, the vault-local bin), not when a test imports it.
+if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) await main();

@@ -790,9 +790,9 @@ export class ControlPlane {
     }
 
     const driver = this.driverFor(wallet);
-    // 1. chain parameters: those of an earlier attempt that stopped short of quorum while its
-    // payload can still land (signers that signed it refuse any other payload until it is dead),
-    // else fresh ones.
+    // 1. chain parameters: those of the attempt on record (put to the signers by an earlier execute
+    // that stopped short of quorum, or was killed before `submitted`) while its payload can still
+    // land: a signer that signed it refuses any other payload until it is dead. Else fresh ones.
     let params;
     try {
       const prior = record.attempt;
@@ -823,7 +823,16 @@ export class ControlPlane {
     } catch (e) {
       throw this.#stageFault('prepare', e);
     }
-    // 4. signers
+    // 4. signers. The attempt is durable BEFORE any signer sees its payload: whatever a signer
+    // signs, a restarted control plane finds on disk and puts to the signers again (they re-sign
+    // an identical payload), instead of building a second one they must refuse while the first
+    // is live (XRPL: a new LastLedgerSequence; Stellar: a new max_time).
+    const attempt = { params, built: { payload: built.payload, digest: built.digest, summary: built.summary } };
+    if (!record.attempt || canonicalJson(record.attempt) !== canonicalJson(attempt)) {
+      const next: IntentRecord = { ...record, attempt, updated_at: this.now() };
+      await this.#commit(record, next, this.#receipt('intent.signing', { intentId: id, digest: built.digest }, id));
+      record = next;
+    }
     const policy = this.policy(wallet.wallet);
     const signRequestBase: Omit<SignRequest, 'signer_address'> = {
       intent: { id, created_at: record.created_at, request: record.intent as IntentRequest },
@@ -861,8 +870,7 @@ export class ControlPlane {
         signers,
         findings: report.findings,
       });
-      const attempt = { params, built: { payload: built.payload, digest: built.digest, summary: built.summary } };
-      const next: IntentRecord = { ...record, execution: outcome, attempt, updated_at: this.now() };
+      const next: IntentRecord = { ...record, execution: outcome, updated_at: this.now() };
       const receipt = this.#receipt('intent.awaiting_signatures', { intentId: id, weight: assembled.weight, quorum: assembled.quorum, signers }, id);
       await this.#commit(record, next, receipt);
       return { ...outcome, receiptHead: receipt.hash };
@@ -871,7 +879,7 @@ export class ControlPlane {
     // concurrent call can only resume this same transaction, never build a second one.
     const submission: Submission = {
       params,
-      built: { payload: built.payload, digest: built.digest, summary: built.summary },
+      built: attempt.built,
       blob: assembled.blob,
       txHash: assembled.txHash,
       submitted_at: this.now(),

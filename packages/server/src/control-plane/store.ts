@@ -59,9 +59,10 @@ export interface IntentRecord {
   rejectedBy?: string;
   submission?: Submission | null;
   /**
-   * The chain parameters and payload of an execution that stopped short of quorum. Signers that
-   * signed it will not sign another payload for the intent while it can still land, so the next
-   * execute reuses it as long as the ledger says it is live.
+   * The chain parameters and payload last put to the signers, committed before they were asked (so
+   * it survives a kill before `submitted`). Signers that signed it will not sign another payload for
+   * the intent while it can still land, so the next execute reuses it as long as the ledger says it
+   * is live.
    */
   attempt?: { params: unknown; built: { payload: unknown; digest: string; summary: string } } | null;
   /** Number of failed execution attempts (a failed intent may be retried). */

@@ -149,6 +149,7 @@ let rpcUrl = '';
 let ledgerProc: ChildProcess | undefined;
 let cpProc: ChildProcess | undefined;
 let cpUrl = '';
+let cpStateDir = '';
 let cp: ControlPlaneClient;
 const signers: RealSigner[] = [];
 const approvers: Approver[] = ['alice', 'bob', 'carol'].map((id) => {
@@ -262,6 +263,7 @@ beforeAll(async () => {
 
   // 5. The control plane: `init`, then the state file naming the signers and the driver, then `serve`.
   const stateDir = join(root, 'cp-state');
+  cpStateDir = stateDir;
   execFileSync(process.execPath, [CP_CLI, 'init', '--state-dir', stateDir], { env: CP_ENV, encoding: 'utf8' });
   const statePath = join(stateDir, 'state.json');
   const state = JSON.parse(readFileSync(statePath, 'utf8'));
@@ -440,6 +442,65 @@ describe('control plane + real signer processes', () => {
       expect((await signerClient(s).health())['receipt_head']).toBe(r.receipt_head);
     }
   }, 30_000);
+
+  it('attack: kill -9 of the control plane after two signers signed and before it committed `submitted`, the ledger moves on: the first execute after the restart has them re-sign the same payload, one transaction', async () => {
+    const [a, b, c] = signers as [RealSigner, RealSigner, RealSigner];
+    const dest = freshAddress();
+    const id = await approvedIntent('ops', dest, '1300000');
+    const heads = () => Promise.all([a, b].map((s) => signerClient(s).health().then((h) => h['receipt_head'])));
+    const before = await heads();
+    // C is frozen (SIGSTOP), so the control plane waits on it holding A's and B's signatures: the
+    // kill lands, every time, between the signers signing and the `submitted` commit.
+    process.kill(c.pid as number, 'SIGSTOP');
+    let killed: string;
+    try {
+      const inFlight = cp.execute(id).then(
+        (o) => o.status,
+        () => 'cut off',
+      );
+      for (;;) {
+        const now = await heads();
+        if (now.every((h, i) => h !== before[i])) break;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      const old = cpProc as ChildProcess;
+      const gone = exited(old);
+      process.kill(old.pid as number, 'SIGKILL');
+      await gone;
+      killed = await inFlight;
+    } finally {
+      process.kill(c.pid as number, 'SIGCONT');
+    }
+    expect(killed).toBe('cut off');
+    // While the control plane is down the ledger moves on: fresh parameters would now give another
+    // payload, which A and B must refuse while the one they signed can still land.
+    await rpc('close', 3);
+    const served = await start([CP_CLI, 'serve', '--state-dir', cpStateDir, '--port', '0'], CP_ENV, (l) => l.includes('"event":"listening"'));
+    cpProc = served.child;
+    cp = createControlPlaneClient({ baseUrl: served.line['url'], timeoutMs: 30_000 });
+    await cp.unlock(OPERATOR_PASS);
+
+    const done = await cp.execute(id);
+    expect(done.status).toBe('confirmed');
+    expect(byName(done, 'A')).toMatchObject({ ok: true });
+    expect(byName(done, 'B')).toMatchObject({ ok: true });
+    const sent = (await rpc<{ payload: { destination: string } }[]>('txs')).filter((t) => t.payload.destination === dest);
+    expect(sent).toHaveLength(1);
+    expect(await rpc<string>('balance', dest)).toBe('1300000');
+    // A and B signed once and re-signed that identical payload; no signer refused anything for it.
+    for (const s of signers) {
+      const r = (await signerClient(s).receipts(1000)) as { receipts: { kind: string; intentId?: string }[] };
+      const kinds = r.receipts.filter((x) => x.intentId === id).map((x) => x.kind);
+      expect(kinds, s.name).not.toContain('sign.refused');
+      if (s !== c) expect(kinds.sort(), s.name).toEqual(['sign.repeated', 'sign.signed']);
+    }
+    // The control plane's chain shows the attempt committed once, before the signers were asked.
+    const recent = (await cp.ledgerRecent(1000)) as { receipts: { kind: string; intentId?: string }[] };
+    const mine = recent.receipts.filter((x) => x.intentId === id).map((x) => x.kind).reverse();
+    expect(mine.filter((k) => k === 'intent.signing')).toHaveLength(1);
+    expect(mine.indexOf('intent.signing')).toBeLessThan(mine.indexOf('intent.submitting'));
+    expect((await cp.ledgerVerify()).verified).toBe(true);
+  }, 60_000);
 
   it('stops the signers by PID cleanly', async () => {
     for (const s of signers) {
