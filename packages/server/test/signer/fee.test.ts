@@ -39,6 +39,15 @@ afterEach(() => {
   for (const c of cleanups.splice(0)) c();
 });
 
+/** A public key of a fresh secret, for addresses nobody in the test signs for. */
+function generateKeyPublic(curve: Curve): Uint8Array {
+  const secret = generateSecret(curve);
+  return curve === 'ed25519' ? ed25519Public(secret) : secp256k1Public(secret);
+}
+
+const ed25519Public = (s: Uint8Array) => ed25519.getPublicKey(s);
+const secp256k1Public = (s: Uint8Array) => secp256k1.getPublicKey(s, true);
+
 /** Where the drivers would reach a ledger; building and signing never do. */
 const NOWHERE = 'http://127.0.0.1:9';
 
@@ -118,14 +127,6 @@ async function evmChain(): Promise<Chain> {
   };
 }
 
-/** A public key of a fresh secret, for addresses nobody in the test signs for. */
-function generateKeyPublic(curve: Curve): Uint8Array {
-  const secret = generateSecret(curve);
-  return curve === 'ed25519' ? ed25519Public(secret) : secp256k1Public(secret);
-}
-
-const ed25519Public = (s: Uint8Array) => ed25519.getPublicKey(s);
-const secp256k1Public = (s: Uint8Array) => secp256k1.getPublicKey(s, true);
 
 const policyFor = (wallet: string): PolicySet => ({ wallet, version: 1, rules: [{ rule: 'hard_ceiling', max: '1000000000' }] });
 
@@ -162,7 +163,16 @@ async function signerFor(c: Chain, maxFee?: number | string): Promise<Signer> {
     rmSync(root, { recursive: true, force: true });
   });
   const signed: string[] = [];
-  const counting: ChainSigner = { ...c.signer, deriveAddress: (...a) => c.signer.deriveAddress(...a), signPayload: (built, key, address) => (signed.push(built.digest), c.signer.signPayload(built, key, address)) };
+  const counting: ChainSigner = {
+    name: c.signer.name,
+    family: c.signer.family,
+    chains: c.signer.chains,
+    deriveAddress: (chain, publicKey, curve) => c.signer.deriveAddress(chain, publicKey, curve),
+    signPayload: async (built, key, address) => {
+      signed.push(built.digest);
+      return c.signer.signPayload(built, key, address);
+    },
+  };
   const deps: SignerDeps = {
     now: () => T0,
     drivers: new DriverRegistry<ChainDriver>([c.driver]),
