@@ -183,6 +183,10 @@ export async function setUp({ dir: where, port = '7331', kdfLog2 = '15' } = {}) 
   // 5. Provision the three 2-of-3 wallets: ledgers first, then the state file and trust files.
   const members = (chain) => signers.map((s, i) => ({ address: s.addresses[chain].address, weight: 1, curve: s.addresses[chain].curve, label: `signer-${s.name}` }));
   const approvers = [{ id: deviceId, weight: 1 }];
+  // Each wallet's fee cap, written into every signer's trust file: about 20x what the devnets charge
+  // (XRPL 12 drops x (1 + 3 signers) = 48 drops; Stellar 100 stroops for one operation; a Safe pays
+  // no fee of its own). Tighter than the drivers' defaults, which a signer applies when max_fee is absent.
+  const MAX_FEE = { xrpl: 1000, stellar: 2000, evm: 0 };
   const provision = {
     state_dir: cpDir,
     trust_files: signers.map((s) => s.trust),
@@ -194,6 +198,7 @@ export async function setUp({ dir: where, port = '7331', kdfLog2 = '15' } = {}) 
         quorum: 2,
         funding: { kind: 'faucet', url: xrpl.faucetUrl },
         fund_amount: '500000000',
+        max_fee: MAX_FEE.xrpl,
         policy: {
           wallet: WALLET.xrpl,
           version: 1,
@@ -211,6 +216,7 @@ export async function setUp({ dir: where, port = '7331', kdfLog2 = '15' } = {}) 
         members: members(CHAIN.stellar),
         quorum: 2,
         funding: { kind: 'faucet', url: `${stellar.url}${stellar.friendbotPath}` },
+        max_fee: MAX_FEE.stellar,
         policy: {
           wallet: WALLET.stellar,
           version: 1,
@@ -227,6 +233,7 @@ export async function setUp({ dir: where, port = '7331', kdfLog2 = '15' } = {}) 
         quorum: 2,
         funding: { kind: 'faucet', url: evm.rpcUrl },
         fund_amount: '5000000000000000000',
+        max_fee: MAX_FEE.evm,
         policy: {
           wallet: WALLET.evm,
           version: 1,

@@ -39,6 +39,8 @@ export const SYMBOL = 'TOY';
 export const DECIMALS = 6;
 /** How many ledgers a built payload stays valid for. */
 export const EXPIRY_LEDGERS = 50;
+/** The fee cap a signer applies when its trust file sets no max_fee: 100 times the toy base fee (10). */
+export const DEFAULT_MAX_FEE = 1_000n;
 export const SIGNATURE_ENCODING = 'toy-ed25519';
 
 const ADDRESS_RE = /^toy1[0-9a-f]{40}$/;
@@ -218,6 +220,12 @@ export function createDriver(options) {
         summary: `transfer ${intent.amount} ${SYMBOL} minor units ${from} -> ${intent.destination}, fee ${fee}, seq ${sequence}, expires after ledger ${expires_ledger}`,
       };
     },
+
+    // The toy ledger takes exactly the payload's fee, so that is the most it can cost.
+    fee(built) {
+      return { amount: BigInt(checkedPayload(built).fee), unit: `minor units of ${SYMBOL}` };
+    },
+    defaultMaxFee: DEFAULT_MAX_FEE,
 
     assemble(built, contributions, wallet) {
       const payload = checkedPayload(built);

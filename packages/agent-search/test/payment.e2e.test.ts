@@ -477,6 +477,120 @@ describe('no answer, no charge', () => {
   });
 });
 
+describe('how PAYMENT-SIGNATURE is read (issue #20: the README and the code must agree)', () => {
+  /** Standard base64 of the payload's JSON, with JSON whitespace in front until the encoding has the shape `want` asks for. */
+  const encodedWhere = (payload: unknown, want: (b64: string) => boolean): string => {
+    const json = JSON.stringify(payload);
+    for (let pad = 0; pad < 64; pad++) {
+      const b64 = Buffer.from(`${' '.repeat(pad)}${json}`, 'utf8').toString('base64');
+      if (want(b64)) return b64;
+    }
+    throw new Error('no such encoding');
+  };
+
+  test('attack: a payment header with extra members is the same payment: the extras reach no facilitator, and it is charged once', async () => {
+    // A server whose facilitator records what it is handed.
+    const seen: { payload: PaymentPayload; requirements: unknown }[] = [];
+    const recording = {
+      verify: (payload: PaymentPayload, requirements: Parameters<typeof facilitator.verify>[1]) => (seen.push({ payload, requirements }), facilitator.verify(payload, requirements)),
+      settle: (payload: PaymentPayload, requirements: Parameters<typeof facilitator.settle>[1]) => (seen.push({ payload, requirements }), facilitator.settle(payload, requirements)),
+    };
+    const rec = await startServer({ operator: 'Test Operator', answerer, payment: { terms: chain.terms, facilitator: recording } });
+    try {
+      const target = `${rec.url}${PLACES}`;
+      const { header, payload } = await quoteAndSign(target, chain.payer.privateKey);
+      const auth = (payload.payload as { authorization: Record<string, string> }).authorization;
+      // Members nobody checks, in every object: an x402 extension, a bonus in the quote, a Permit2
+      // authorization beside the EIP-3009 one (the reference facilitator would take that path).
+      const padded = encodePayload({
+        ...payload,
+        extensions: { 'builder-code': { info: { s: ['evil'] } } },
+        resource: { ...payload.resource!, description: 'something else' },
+        accepted: { ...payload.accepted, bonus: '1' } as PaymentPayload['accepted'],
+        payload: {
+          ...payload.payload,
+          authorization: { ...auth, extra: 'ignored' },
+          permit2Authorization: { from: auth.from, permitted: { token: chain.token, amount: '1' }, spender: auth.to, nonce: '1', deadline: '1', witness: { to: auth.to, validAfter: '0' } },
+        },
+      } as PaymentPayload);
+      const before = answerer.calls;
+      let res!: Response;
+      const delta = await moved(async () => {
+        res = await fetch(target, { headers: { 'PAYMENT-SIGNATURE': padded } });
+      });
+      expect(res.status).toBe(200);
+      expect(answerer.calls).toBe(before + 1);
+      expect(delta).toEqual({ payer: -2_000n, payee: 2_000n, transfers: 1 });
+      // The facilitator saw only what the gate checked: our resource and requirements, the signature and the six fields.
+      expect(seen.map((x) => x.payload.x402Version)).toEqual([2, 2]);
+      for (const { payload: p, requirements } of seen) {
+        expect(Object.keys(p).sort()).toEqual(['accepted', 'payload', 'resource', 'x402Version']);
+        expect(p.accepted).toEqual(requirements);
+        expect(p.resource?.url).toBe(target);
+        expect(p.resource?.description).not.toBe('something else');
+        expect(Object.keys(p.payload).sort()).toEqual(['authorization', 'signature']);
+        expect(Object.keys(p.payload['authorization'] as object).sort()).toEqual(['from', 'nonce', 'to', 'validAfter', 'validBefore', 'value']);
+      }
+      // The plain header carries the same authorization: already used, nothing runs, nothing moves.
+      let replay!: Response;
+      const again = await moved(async () => {
+        replay = await fetch(target, { headers: { 'PAYMENT-SIGNATURE': header } });
+      });
+      expect(replay.status).toBe(402);
+      expect((await errorOf(replay)).code).toBe(PAYMENT_CODES.alreadyUsed);
+      expect(answerer.calls).toBe(before + 1);
+      expect(again).toEqual({ payer: 0n, payee: 0n, transfers: 0 });
+    } finally {
+      await rec.close();
+    }
+  });
+
+  test('attack: a payment header in base64url is refused as invalid_payment_header: nothing runs, nothing is charged', async () => {
+    // A resource URL with a query: its '?' (0x3f) encodes to '/' in one of three alignments.
+    const path = `${SEARCH}?q=base64&mode=quick`;
+    const { payload } = await quoteAndSign(url(path), chain.payer.privateKey);
+    const standard = encodedWhere(payload, (b) => /[+/]/.test(b));
+    const urlSafe = standard.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+    expect(urlSafe).toMatch(/[-_]/);
+    const before = answerer.calls;
+    let res!: Response;
+    const delta = await moved(async () => {
+      res = await fetch(url(path), { headers: { 'PAYMENT-SIGNATURE': urlSafe } });
+    });
+    expect(res.status).toBe(402);
+    const e = await errorOf(res);
+    expect(e.code).toBe(PAYMENT_CODES.invalidPaymentHeader);
+    expect(e.field).toBe('PAYMENT-SIGNATURE');
+    expect(answerer.calls).toBe(before);
+    expect(delta).toEqual({ payer: 0n, payee: 0n, transfers: 0 });
+    // The refusal claimed nothing: the same authorization in standard base64 pays once.
+    let ok!: Response;
+    const paid = await moved(async () => {
+      ok = await fetch(url(path), { headers: { 'PAYMENT-SIGNATURE': standard } });
+    });
+    expect(ok.status).toBe(200);
+    expect(paid).toEqual({ payer: -10_000n, payee: 10_000n, transfers: 1 });
+    settledTx.push(decodePaymentResponseHeader(ok.headers.get('PAYMENT-RESPONSE')!).transaction);
+  });
+
+  test('attack: the same payment without base64 padding, then padded, is charged once (read as the reference server reads it)', async () => {
+    const { payload } = await quoteAndSign(url(DEALS), chain.payer.privateKey);
+    const paddedHeader = encodedWhere(payload, (b) => b.endsWith('='));
+    const unpadded = paddedHeader.replace(/=+$/, '');
+    const before = answerer.calls;
+    const results: Response[] = [];
+    const delta = await moved(async () => {
+      results.push(await fetch(url(DEALS), { headers: { 'PAYMENT-SIGNATURE': unpadded } }));
+      results.push(await fetch(url(DEALS), { headers: { 'PAYMENT-SIGNATURE': paddedHeader } }));
+    });
+    expect(results.map((r) => r.status)).toEqual([200, 402]);
+    expect((await errorOf(results[1]!)).code).toBe(PAYMENT_CODES.alreadyUsed);
+    expect(answerer.calls).toBe(before + 1);
+    expect(delta).toEqual({ payer: -2_000n, payee: 2_000n, transfers: 1 });
+    settledTx.push(decodePaymentResponseHeader(results[0]!.headers.get('PAYMENT-RESPONSE')!).transaction);
+  });
+});
+
 describe('limits', () => {
   test('when the authorization store is full a paid call is refused with 503, before verification or the handler', async () => {
     const full = await startServer({ operator: 'Test Operator', answerer, payment: { terms: chain.terms, facilitator, store: new MemoryAuthorizationStore({ maxEntries: 0 }) } });

@@ -22,6 +22,7 @@ import {
   type ConfirmResult,
   type Contribution,
   type ControlState,
+  type FeeQuote,
   type NormalizedIntent,
   type PayloadFate,
   type SubmitResult,
@@ -145,6 +146,15 @@ export type EvmSafeDriver = ChainDriver & {
 };
 
 const NATIVE_DECIMALS = 18;
+
+/**
+ * The fee cap (wei the Safe itself pays out) a signer applies when its trust file sets no max_fee:
+ * nothing. Gas for execTransaction is paid by whoever sends it (the executor), never by the Safe,
+ * unless the SafeTx asks for a refund (gasPrice > 0 pays (gas used + baseGas) x gasPrice to
+ * refundReceiver, or tx.origin). This driver builds every SafeTx without one, so 0 refuses only
+ * a refund, which is how a control plane could drain a Safe in "fees".
+ */
+export const SIGNER_DEFAULT_MAX_FEE_WEI = 0n;
 
 /** Safe revert reasons (GS codes) and what they mean, for messages. */
 export const SAFE_REVERT_CODES: Readonly<Record<string, string>> = {
@@ -508,6 +518,20 @@ export function createEvmSafeDriver(options: EvmSafeDriverOptions): EvmSafeDrive
         summary: `Safe ${safe} on ${ctx.chain}: ${what}, Safe nonce ${tx.nonce}`,
       };
     },
+
+    // What the Safe pays besides the transfer: a gas refund, and only when gasPrice > 0. Its size
+    // is gas used x price, which the payload does not bound (safeTxGas 0 lets the call use all the
+    // gas the sender gives it), so a refund is a fee nobody can cap: it is refused, not measured.
+    fee(built: BuiltPayload): FeeQuote {
+      const { tx } = checkedPayload(built);
+      if (BigInt(tx.gasPrice) !== 0n) {
+        throw new ValidationError('built', [
+          { path: 'payload.tx.gasPrice', message: `the SafeTx refunds gas at ${tx.gasPrice} per unit (gasToken ${tx.gasToken}) to ${tx.refundReceiver}: the Safe would pay an unbounded fee` },
+        ]);
+      }
+      return { amount: 0n, unit: 'wei' };
+    },
+    defaultMaxFee: SIGNER_DEFAULT_MAX_FEE_WEI,
 
     assemble(built: BuiltPayload, contributions: readonly Contribution[], wallet: WalletDescriptor): AssembleResult {
       served(wallet.chain);

@@ -25,6 +25,7 @@ export {
   EVM_FINALITIES,
   ERC20_ABI,
   SAFE_REVERT_CODES,
+  SIGNER_DEFAULT_MAX_FEE_WEI,
   createEvmSafeDriver,
   decodeSymbol,
   revertReason,

@@ -25,6 +25,14 @@ export const INT64_MAX = (1n << 63n) - 1n;
  */
 export const PROVISION_DEFAULT_FUND_STROOPS = '200000000';
 
+/**
+ * The fee cap (a transaction's fee bid, stroops) a signer applies when its trust file sets no
+ * max_fee: 0.001 XLM. Stellar's base fee is 100 stroops per operation and this driver builds
+ * one-operation transactions bidding Horizon's last ledger base fee, so this leaves 100x room for
+ * a raised network base fee. The ledger never charges more than the bid.
+ */
+export const SIGNER_DEFAULT_MAX_FEE_STROOPS = 10_000n;
+
 /** Text memos are at most 28 bytes of UTF-8. */
 export const MEMO_TEXT_MAX_BYTES = 28;
 

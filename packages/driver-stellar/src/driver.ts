@@ -25,6 +25,7 @@ import {
   type ConfirmResult,
   type Contribution,
   type ControlState,
+  type FeeQuote,
   type NormalizedIntent,
   type PayloadFate,
   type SubmitResult,
@@ -32,7 +33,7 @@ import {
 } from '@vault/sdk';
 import { addressProblem, hintOf } from './address.js';
 import { buildTransaction, assetOfIntent, STELLAR_OPERATIONS } from './build.js';
-import { NATIVE_SYMBOL, STELLAR_DECIMALS, STELLAR_FAMILY, STELLAR_SIGNATURE_ENCODING } from './constants.js';
+import { NATIVE_SYMBOL, SIGNER_DEFAULT_MAX_FEE_STROOPS, STELLAR_DECIMALS, STELLAR_FAMILY, STELLAR_SIGNATURE_ENCODING } from './constants.js';
 import { HorizonClient, baseFeeOf, issuerLocked, parseAccount, problemExtras, type AccountFacts, type FetchLike } from './horizon.js';
 import { payloadFateOf } from './fate.js';
 import { hex, openPayload } from './payload.js';
@@ -227,6 +228,13 @@ export function createStellarDriver(options: StellarDriverOptions): StellarDrive
       });
       return { payload: built.payload, digest: built.digest, summary: built.summary };
     },
+
+    // The envelope's fee is the most the transaction can be charged (bid per operation x operations):
+    // the ledger charges at most that, success or failure.
+    fee(built: BuiltPayload): FeeQuote {
+      return { amount: BigInt(openPayload(built).tx.fee), unit: 'stroops' };
+    },
+    defaultMaxFee: SIGNER_DEFAULT_MAX_FEE_STROOPS,
 
     assemble(built: BuiltPayload, contributions: readonly Contribution[], wallet: WalletDescriptor): AssembleResult {
       const s = multisig(wallet);

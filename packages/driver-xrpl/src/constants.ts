@@ -17,8 +17,15 @@ export const LEGACY_NETWORK_ID_MAX = 1024;
 export const MAX_SIGNERS = 32;
 /** Default LastLedgerSequence window: current open ledger + this. */
 export const DEFAULT_LAST_LEDGER_OFFSET = 20;
-/** Default ceiling on a transaction's total Fee (drops): 2 XRP. */
+/** Default ceiling on a transaction's total Fee (drops) when building: 2 XRP. */
 export const DEFAULT_MAX_FEE_DROPS = 2_000_000;
+/**
+ * The fee cap (total Fee, drops) a signer applies when its trust file sets no max_fee: 0.01 XRP.
+ * A multisigned transaction pays the base fee (10 drops on mainnet) x (1 + signers): 330 drops
+ * for the largest signer list (32) at the reference fee, so this leaves 30x room for fee
+ * escalation there and 2,500 drops per slot for a 2-of-3. The build cap above is 200x higher.
+ */
+export const SIGNER_DEFAULT_MAX_FEE_DROPS = 10_000n;
 /** The Memos field may serialise to at most 1 KiB. */
 export const MAX_MEMO_BYTES = 1024;
 

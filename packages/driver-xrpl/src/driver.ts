@@ -19,6 +19,7 @@ import {
   type ChainProtectFacts,
   type ConfirmResult,
   type ControlState,
+  type FeeQuote,
   type NormalizedIntent,
   type PayloadFate,
   type SubmitResult,
@@ -27,7 +28,7 @@ import {
 import { isValidClassicAddress, isValidXAddress, xAddressToClassicAddress } from 'ripple-address-codec';
 import { hashes } from 'xrpl';
 import { buildTransaction, defaultIsTestChain, resolveAsset, signingHash, type XrplPayload } from './build.js';
-import { ACCOUNT_ROOT_FLAGS, DEFAULT_LAST_LEDGER_OFFSET, DEFAULT_MAX_FEE_DROPS, XRPL_PAYLOAD_FORMAT } from './constants.js';
+import { ACCOUNT_ROOT_FLAGS, DEFAULT_LAST_LEDGER_OFFSET, DEFAULT_MAX_FEE_DROPS, SIGNER_DEFAULT_MAX_FEE_DROPS, XRPL_PAYLOAD_FORMAT } from './constants.js';
 import { fateOfUsed, ledgerTxOf, type LedgerTx } from './fate.js';
 import { assembleMultisig, payloadOf } from './multisig.js';
 import { classifySubmit, parseTxResult } from './results.js';
@@ -289,6 +290,16 @@ export function createXrplDriver(options: XrplDriverOptions): XrplDriver {
       const payload: XrplPayload = { format: XRPL_PAYLOAD_FORMAT, chain: input.wallet.chain, tx_json };
       return { payload, digest: signingHash(tx_json), summary };
     },
+
+    // The ledger takes the transaction's Fee field (base fee x (1 + signers)), success or not.
+    fee(built: BuiltPayload): FeeQuote {
+      const fee = payloadOf(built).tx_json['Fee'];
+      if (typeof fee !== 'string' || !/^(0|[1-9][0-9]{0,17})$/.test(fee)) {
+        throw new ValidationError('built', [{ path: 'payload.tx_json.Fee', message: 'Fee must be a decimal string of drops' }]);
+      }
+      return { amount: BigInt(fee), unit: 'drops' };
+    },
+    defaultMaxFee: SIGNER_DEFAULT_MAX_FEE_DROPS,
 
     assemble(built, contributions, wallet) {
       config(wallet.chain);

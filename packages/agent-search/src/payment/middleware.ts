@@ -5,11 +5,15 @@
  * Flow per request:
  *  1. Price the call from its path and `mode` (invalid mode → 400, nothing asked or charged).
  *  2. No PAYMENT-SIGNATURE → 402 with PAYMENT-REQUIRED (base64 JSON, one "exact" EIP-3009 option).
- *  3. Read the payload strictly; it must have been quoted for this route and this price
- *     (accepted == our requirements, resource.url == this route's), else 402.
+ *  3. Decode the header (standard base64 alphabet, as the reference decoder reads it) and check
+ *     every member the gate acts on strictly; it must have been quoted for this route and this
+ *     price (accepted == our requirements, resource.url == this route's), else 402. Other members
+ *     are tolerated (x402 interoperability) and dropped (forwardedPayload).
  *  4. Claim the authorization (network, token, from, nonce) in the idempotency store: a second
- *     request with the same authorization is refused while the first runs and after it settled.
- *  5. Facilitator /verify against OUR requirements (never the client's copy).
+ *     request with the same authorization is refused while the first runs and after it settled,
+ *     however it was re-encoded.
+ *  5. Facilitator /verify of the payload rebuilt from what step 3 checked, against OUR
+ *     requirements (never the client's copy).
  *  6. Run the handler. Anything but 2xx (including a throw) → return the handler's answer and
  *     settle nothing; the authorization is not accepted again here (the handler ran once for it).
  *  7. Facilitator /settle. Failure → the answer is withheld and a 402 names the trimmed reason.
@@ -27,7 +31,7 @@ import { type ChargeLog } from './charge-log.js';
 import { PAYMENT_CODES, trimReason } from './errors.js';
 import { authorizationKey, MemoryAuthorizationStore, type AuthorizationStore } from './idempotency.js';
 import { decimalToBaseUnits, resolvePrice } from './price.js';
-import { acceptedMismatch, buildPaymentRequired, buildRequirements, readExactEvmPayment, validateTerms, type PaymentTerms } from './requirements.js';
+import { acceptedMismatch, buildPaymentRequired, buildRequirements, forwardedPayload, readExactEvmPayment, validateTerms, type PaymentTerms } from './requirements.js';
 
 export const PAYMENT_REQUIRED_HEADER = 'PAYMENT-REQUIRED';
 export const PAYMENT_SIGNATURE_HEADER = 'PAYMENT-SIGNATURE';
@@ -136,6 +140,8 @@ export function createPaymentGate(options: PaymentGateOptions): (path: PaidPath)
         return refuse({ code: PAYMENT_CODES.requirementsMismatch, message: 'authorization pays another address than this service', field: 'payload.authorization.to' });
       }
 
+      // What the facilitator sees: only what was checked above, never the client's object.
+      const forwarded = forwardedPayload(read, resource, requirements);
       const key = authorizationKey(terms.network, terms.asset, auth.from, auth.nonce);
       const validBefore = BigInt(auth.validBefore);
       const expiresAt = validBefore > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(validBefore);
@@ -152,7 +158,7 @@ export function createPaymentGate(options: PaymentGateOptions): (path: PaidPath)
       try {
         let verified: VerifyResponse;
         try {
-          verified = await facilitator.verify(read.payload, requirements);
+          verified = await facilitator.verify(forwarded, requirements);
         } catch (err) {
           store.release(key);
           const reason = failureOf(err);
@@ -180,7 +186,7 @@ export function createPaymentGate(options: PaymentGateOptions): (path: PaidPath)
         settleAttempted = true;
         let settled: SettleResponse;
         try {
-          settled = await facilitator.settle(read.payload, requirements);
+          settled = await facilitator.settle(forwarded, requirements);
         } catch (err) {
           const reason = failureOf(err);
           settled = { success: false, errorReason: reason?.code ?? 'settlement_error', errorMessage: reason?.message ?? trimReason('x', err).message, transaction: '', network: terms.network };

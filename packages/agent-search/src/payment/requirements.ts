@@ -84,10 +84,12 @@ const UINT = /^(0|[1-9][0-9]{0,77})$/;
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
- * Reads a decoded PAYMENT-SIGNATURE payload strictly: x402 v2, an `accepted` object, and an
- * EIP-3009 authorization with well-formed fields. Returns the name of the first bad field instead
- * of throwing, so the middleware can answer with it. Permit2 payloads are refused: this server only
- * quotes EIP-3009.
+ * Reads a decoded PAYMENT-SIGNATURE payload: x402 v2, an `accepted` object, and an EIP-3009
+ * authorization with well-formed fields, each checked strictly. Returns the name of the first bad
+ * field instead of throwing, so the middleware can answer with it. Members it does not read (x402
+ * `extensions`, `resource.description`, anything else) are tolerated, as the reference server
+ * tolerates them, and never forwarded: see {@link forwardedPayload}. A payload without an EIP-3009
+ * authorization (Permit2) is refused: this server only quotes EIP-3009.
  */
 export function readExactEvmPayment(decoded: unknown): ExactEvmPayment | { field: string } {
   if (!isObj(decoded)) return { field: 'payload' };
@@ -118,6 +120,19 @@ export function readExactEvmPayment(decoded: unknown): ExactEvmPayment | { field
       nonce: (a.nonce as string).toLowerCase() as Hex,
     },
   };
+}
+
+/**
+ * The payload the facilitator verifies and settles: rebuilt from what this server checked (the
+ * EIP-3009 signature and authorization, keyed for idempotency), its own resource and its own
+ * requirements, never the client's object. A member the client added cannot reach the facilitator,
+ * so it cannot change what is verified, settled or charged: the reference facilitator, for one,
+ * takes the Permit2 path for any payload with a `permit2Authorization` member, whatever
+ * `authorization` says.
+ */
+export function forwardedPayload(read: ExactEvmPayment, resource: ResourceInfo, requirements: PaymentRequirements): PaymentPayload {
+  const { from, to, value, validAfter, validBefore, nonce } = read.authorization;
+  return { x402Version: 2, resource, accepted: requirements, payload: { signature: read.signature, authorization: { from, to, value, validAfter, validBefore, nonce } } };
 }
 
 const sameAddress = (a: unknown, b: string) => typeof a === 'string' && a.toLowerCase() === b.toLowerCase();

@@ -55,6 +55,17 @@ export function defineChainDriver<const D extends ChainDriver>(driver: D): D {
   if (driver.payloadFate !== undefined && typeof driver.payloadFate !== 'function') {
     throw new DriverRegistryError('invalid_driver', `invalid driver ${driver.name}: payloadFate, when present, must be a function`);
   }
+  // The fee and its default cap come together: a fee with no default would leave a signer without
+  // a cap, a default with no fee would be a cap on nothing.
+  if ((driver.fee === undefined) !== (driver.defaultMaxFee === undefined)) {
+    throw new DriverRegistryError('invalid_driver', `invalid driver ${driver.name}: fee and defaultMaxFee come together (one is missing)`);
+  }
+  if (driver.fee !== undefined && typeof driver.fee !== 'function') {
+    throw new DriverRegistryError('invalid_driver', `invalid driver ${driver.name}: fee, when present, must be a function`);
+  }
+  if (driver.defaultMaxFee !== undefined && (typeof driver.defaultMaxFee !== 'bigint' || driver.defaultMaxFee < 0n)) {
+    throw new DriverRegistryError('invalid_driver', `invalid driver ${driver.name}: defaultMaxFee, when present, must be a bigint >= 0`);
+  }
   if (!(CHAIN_PARAMS_KINDS as readonly string[]).includes(driver.paramsKind)) {
     throw new DriverRegistryError('invalid_driver', `invalid driver ${driver.name}: paramsKind must be one of ${CHAIN_PARAMS_KINDS.join(', ')}`);
   }

@@ -3,3 +3,4 @@ export * from './define.js';
 export * from './registry.js';
 export * from './reconcile.js';
 export * from './endpoint.js';
+export * from './fee.js';

@@ -116,6 +116,17 @@ export interface PayloadFate {
   message?: string;
 }
 
+/**
+ * What a payload can take from its wallet in fees, in the ledger's smallest native unit. A bigint:
+ * EVM refunds are wei and pass 2^53 at a hundredth of an ether.
+ */
+export interface FeeQuote {
+  /** The most the payload can pay in fees, whatever the network does (Fee, fee bid, gas refund). */
+  amount: bigint;
+  /** What `amount` counts, for messages: `drops`, `stroops`, `wei`… */
+  unit: string;
+}
+
 export interface BuildInput {
   intent: NormalizedIntent;
   wallet: WalletDescriptor;
@@ -154,6 +165,25 @@ export interface ChainDriver {
    * and trusts only `dead: true`. Must never answer `dead` for a payload that was applied.
    */
   payloadFate?(chain: string, built: BuiltPayload): Promise<PayloadFate>;
+  /**
+   * Optional for now, required in a later release: the most `built` can take from the wallet in
+   * fees, read from the payload itself (the bytes that get signed), never from the params it was
+   * built from. The control plane chooses params and their digest together, so the payload is
+   * the only honest source. A pure function of `built`; throws a `ValidationError` for a payload
+   * whose fee it cannot bound (the reference signer then refuses, `chain`). The reference signer
+   * refuses to sign for a driver without it: it cannot cap what it cannot measure.
+   *
+   * @example
+   * driver.fee(built) // { amount: 40n, unit: 'drops' } for an XRPL payload with 3 signers at 10 drops
+   */
+  fee?(built: BuiltPayload): FeeQuote;
+  /**
+   * Optional for now, required with `fee`: the fee cap, in `fee`'s unit, a signer applies when its
+   * trust file sets no `max_fee` for the wallet. Conservative: well above what the driver's own
+   * `fetchParams` picks on a working network for the wallets it serves, far below a loss anyone
+   * would accept. A signer's explicit `max_fee` always wins, higher or lower.
+   */
+  readonly defaultMaxFee?: bigint;
 }
 
 /**

@@ -123,7 +123,7 @@ export interface OperationCase {
   verify: (f: ConformanceFixture, confirmed: Extract<ConfirmResult, { status: 'confirmed' }>) => Promise<void>;
 }
 
-export type ConformanceGroup = 'registry' | 'address' | 'params' | 'build' | 'sign' | 'assemble' | 'submit' | 'fate' | 'reads' | 'operations';
+export type ConformanceGroup = 'registry' | 'address' | 'params' | 'build' | 'fee' | 'sign' | 'assemble' | 'submit' | 'fate' | 'reads' | 'operations';
 
 export interface ConformanceCheck {
   name: string;
@@ -214,6 +214,15 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
       await new Promise((r) => setTimeout(r, intervalMs));
     }
     return last;
+  };
+
+  /** The driver's fee and default cap; the reference signer refuses to sign for a driver without them. */
+  const requireFee = () => {
+    const fee = driver.fee;
+    if (typeof fee !== 'function' || typeof driver.defaultMaxFee !== 'bigint') {
+      throw new Error('driver has no fee / defaultMaxFee: the reference signer refuses to sign for a driver that cannot state its fee');
+    }
+    return { fee: (built: BuiltPayload) => fee.call(driver, built), defaultMaxFee: driver.defaultMaxFee };
   };
 
   const requireFate = () => {
@@ -343,6 +352,24 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
       },
     },
     {
+      group: 'fee',
+      name: "fee states what the driver's own payloads pay, deterministically, within its default cap",
+      run: async () => {
+        const f = await fixture();
+        const { fee, defaultMaxFee } = requireFee();
+        const { built } = await build(f);
+        const quote = fee(built);
+        expect(typeof quote.amount, 'fee(built).amount must be a bigint').toBe('bigint');
+        expect(quote.amount >= 0n, 'fee(built).amount must not be negative').toBe(true);
+        expect(quote.unit, 'fee(built).unit must name the unit').toMatch(/\S/);
+        // The signer measures the payload it rebuilt from the wire: the JSON round trip must agree.
+        expect(fee(JSON.parse(JSON.stringify(built)) as BuiltPayload), 'fee must be a function of the payload alone').toEqual(quote);
+        // A default cap that refuses the driver's own fresh payloads would make every signer without
+        // an explicit max_fee refuse everything.
+        expect(quote.amount <= defaultMaxFee, `the driver's own payload pays ${quote.amount} ${quote.unit}, above its defaultMaxFee ${defaultMaxFee}`).toBe(true);
+      },
+    },
+    {
       group: 'sign',
       name: "each key derives its member's address and signs a valid Contribution",
       run: async () => {
@@ -463,6 +490,23 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
         expect(await f.ledger.txResult(result.txHash), 'independent reader: the transaction must be applied').toMatchObject({ applied: true });
         const walletAfter = await f.ledger.balance(f.address);
         expect(walletAfter <= walletBefore - BigInt(f.amount), 'independent reader: the wallet must pay at least the amount').toBe(true);
+      },
+    },
+    {
+      group: 'submit',
+      name: 'the ledger takes no more than fee(built) beyond the amount (independent read)',
+      run: async () => {
+        const f = await fixture();
+        const { fee } = requireFee();
+        const walletBefore = await f.ledger.balance(f.address);
+        const { built, result } = await assembled(f);
+        if (!result.ok) return;
+        expect(await driver.submit(f.chain, result.blob), 'submit must be accepted').toMatchObject({ status: 'submitted' });
+        expect(await confirmed(f.chain, result.txHash, built)).toMatchObject({ status: 'confirmed' });
+        const spent = walletBefore - (await f.ledger.balance(f.address));
+        const stated = fee(built);
+        // The cap a signer enforces is only as good as this bound.
+        expect(spent - BigInt(f.amount) <= stated.amount, `independent reader: the wallet paid ${spent - BigInt(f.amount)} in fees, fee(built) said at most ${stated.amount} ${stated.unit}`).toBe(true);
       },
     },
     {

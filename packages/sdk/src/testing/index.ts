@@ -31,6 +31,7 @@ export {
 } from './memory-driver.js';
 export {
   MEMORY_BASE_FEE,
+  MEMORY_DEFAULT_MAX_FEE,
   MEMORY_EXPIRY_LEDGERS,
   MEMORY_NATIVE,
   MEMORY_REJECT_CODES,

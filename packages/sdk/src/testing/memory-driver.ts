@@ -25,6 +25,7 @@ import type {
   ChainSigner,
   ConfirmResult,
   ControlState,
+  FeeQuote,
   PayloadFate,
   SigningKey,
   SubmitResult,
@@ -34,6 +35,7 @@ import { WalletDescriptorSchema, type ChainParams, type WalletDescriptor } from 
 import { parseWith } from '../schemas/index.js';
 import type { Curve } from '../schemas/common.js';
 import {
+  MEMORY_DEFAULT_MAX_FEE,
   MEMORY_EXPIRY_LEDGERS,
   MEMORY_NATIVE,
   MEMORY_SIGNATURE_ENCODING,
@@ -268,6 +270,10 @@ export function createMemoryDriver(options: MemoryDriverOptions): MemoryDriver {
       if (index > payload.last_ledger) return { fate: 'dead', code: 'expired', message: `valid through ledger ${payload.last_ledger}; ledger ${index} is open` };
       return { fate: 'live', code: 'pending', message: `sequence ${payload.sequence} unused; valid through ledger ${payload.last_ledger}` };
     },
+
+    // The ledger takes exactly the payload's `fee` from the account, on success or failure.
+    fee: (built: BuiltPayload): FeeQuote => ({ amount: BigInt(payloadOf(built).fee), unit: `minor units of ${MEMORY_NATIVE.symbol}` }),
+    defaultMaxFee: MEMORY_DEFAULT_MAX_FEE,
 
     async balances(wallet: WalletDescriptor): Promise<Balance[]> {
       const { ledger, control } = multisig(wallet);

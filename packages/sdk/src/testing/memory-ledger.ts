@@ -28,6 +28,11 @@ export const MEMORY_NATIVE = { symbol: 'MEM', decimals: 6 } as const;
 export const MEMORY_TX_FORMAT = 'memory-tx/1';
 /** Fee per transaction, in minor units. */
 export const MEMORY_BASE_FEE = 10;
+/**
+ * The memory driver's default fee cap (minor units), for a signer whose trust file sets no max_fee:
+ * 100 times the base fee. The ledger charges the payload's own fee, whatever it is.
+ */
+export const MEMORY_DEFAULT_MAX_FEE = 1_000n;
 /** How many ledgers a payload built now stays valid for (its `last_ledger` is index + this). */
 export const MEMORY_EXPIRY_LEDGERS = 20;
 /** Signature framing the ledger accepts: raw ed25519 over the 32 digest bytes. */

@@ -361,6 +361,17 @@ describe('the conformance suite catches broken drivers', () => {
     await expect(check(liar, 'submit + confirm')).rejects.toThrow(/independent reader: destination balance/);
   });
 
+  it('a fee that understates what the ledger takes fails the independent read (a cap on it would not hold)', async () => {
+    const understating = defineChainDriver({ ...driver, fee: () => ({ amount: 0n, unit: 'minor units of MEM' }) });
+    await expect(check(understating, 'the ledger takes no more than fee(built)')).rejects.toThrow(/independent reader: the wallet paid 10 in fees/);
+  });
+
+  it('a driver without fee fails the fee check; a default cap below its own payloads fails too', async () => {
+    const { fee: _fee, defaultMaxFee: _cap, ...mute } = driver;
+    await expect(check(defineChainDriver(mute), 'fee states')).rejects.toThrow(/cannot state its fee/);
+    await expect(check(defineChainDriver({ ...driver, defaultMaxFee: 9n }), 'fee states')).rejects.toThrow(/above its defaultMaxFee 9/);
+  });
+
   it('a non-deterministic buildPayload fails the determinism check', async () => {
     let n = 0;
     const noisy = defineChainDriver({
@@ -474,7 +485,7 @@ describe('the conformance suite catches broken drivers', () => {
 
   it('capabilities skip groups', () => {
     const checks = conformanceChecks({ ...options(driver), capabilities: { submit: false } });
-    expect(checks.filter((c) => !c.enabled).map((c) => c.group)).toEqual(['submit', 'submit', 'fate', 'fate']);
+    expect(checks.filter((c) => !c.enabled).map((c) => c.group)).toEqual(['submit', 'submit', 'submit', 'fate', 'fate']);
   });
 });
 

@@ -59,6 +59,12 @@ export const ProvisionWalletSchema = z.strictObject({
   policy: z.unknown().optional(),
   /** The policy digest to pin in the trust files when no policy is known (no state_dir, no policy). */
   policy_digest: DigestSchema.optional(),
+  /**
+   * The fee cap to write into the trust files (the driver's fee unit: drops, stroops, wei). Absent:
+   * a cap the trust file already holds is kept, else the driver's `defaultMaxFee` is written, so
+   * every trust file says what it caps.
+   */
+  max_fee: z.union([z.int().min(0), z.string().regex(/^(0|[1-9][0-9]{0,77})$/, 'max_fee as a string is a decimal integer')]).optional(),
 });
 export type ProvisionWallet = z.infer<typeof ProvisionWalletSchema>;
 
@@ -108,6 +114,12 @@ export function readProvisionConfig(path: string): { config: ProvisionConfig; ba
 
 function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** A bigint fee cap as the trust file holds it: a JSON number up to 2^53 - 1, a decimal string past it. */
+function feeCapJson(cap: bigint | undefined): number | string | undefined {
+  if (cap === undefined) return undefined;
+  return cap <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(cap) : cap.toString();
 }
 
 function addressOf(d: WalletDescriptor): string {
@@ -210,7 +222,8 @@ export async function provision(config: ProvisionConfig, baseDir: string, log: (
     trustPaths.forEach((p, j) => {
       const t = trusts[j] as TrustFile;
       const before = t.wallets.find((x) => x.descriptor.wallet === w.wallet);
-      const entry = { ...before, descriptor, policy_digest: digest as string };
+      const maxFee = w.max_fee ?? before?.max_fee ?? feeCapJson(plugin.driver.defaultMaxFee);
+      const entry = { ...before, descriptor, policy_digest: digest as string, ...(maxFee !== undefined ? { max_fee: maxFee } : {}) };
       if (before && sameJson(before, entry)) return;
       const next = parseWith(TrustFileSchema, { ...t, wallets: [...t.wallets.filter((x) => x.descriptor.wallet !== w.wallet), entry] }, `trust_files.${j}`);
       writeFileAtomic(p, `${JSON.stringify(next, null, 2)}\n`, 0o600);

@@ -16,6 +16,7 @@
 import {
   addressFacts,
   canonicalize,
+  checkFee,
   evaluatePolicy,
   policyWindows,
   preparePolicy,
@@ -334,11 +335,11 @@ async function check(req: SignRequest, deps: SignerDeps, now: number, events: St
   const signingKey = deps.keys.signingKey(key.publicKeyHex);
   if (!signingKey) refuse('key', `key ${key.id} is locked`);
 
-  // chain: the fee the control plane chose must be within the trust file's cap.
-  const fee = req.params.kind === 'xrpl' ? req.params.base_fee_drops : req.params.kind === 'stellar' ? req.params.base_fee_stroops : undefined;
-  if (trusted.maxFee !== undefined && fee !== undefined && fee > trusted.maxFee) {
-    refuse('chain', `fee ${fee} is above the max_fee ${trusted.maxFee} this signer accepts for ${normalized.wallet}`);
-  }
+  // chain: the most the payload we rebuilt can pay in fees, as its driver reads it from the payload,
+  // must be within the trust file's max_fee, else the driver's own conservative default. A driver
+  // that cannot state or bound the fee gets no signature: the control plane chose the params.
+  const fee = checkFee(driver, built, trusted.maxFee);
+  if (!fee.ok) refuse('chain', `${fee.message} (wallet ${normalized.wallet})`);
 
   // chain: one live payload per intent. Re-signing the same payload is idempotent; a different
   // one only once every earlier payload is provably dead on the ledger.

@@ -46,10 +46,11 @@ export const TrustFileSchema = z
           descriptor: WalletDescriptorSchema.describe('The wallet exactly as the signer expects SignRequest.wallet to be.'),
           policy_digest: DigestSchema.describe('sha256(JCS(PolicySet)) of the only policy the signer accepts for this wallet.'),
           max_fee: z
-            .int()
-            .min(0)
+            .union([z.int().min(0), z.string().regex(/^(0|[1-9][0-9]{0,77})$/, 'max_fee as a string is a decimal integer')])
             .optional()
-            .describe('Largest fee the signer signs for, in the params fee unit (xrpl base_fee_drops, stellar base_fee_stroops). A compromised control plane chooses params and their digest together: this caps what it can burn in fees.'),
+            .describe(
+              "Largest total fee the signer signs for, in the driver's fee unit (xrpl: the transaction's Fee in drops, base fee x (1 + signers); stellar: the fee bid in stroops; evm_safe: the wei the Safe itself pays out, a gas refund). A decimal string when past 2^53. Absent: the driver's own conservative default. A compromised control plane chooses params and their digest together: this caps what it can burn in fees.",
+            ),
         }),
       )
       .max(1024)
@@ -98,7 +99,7 @@ export type TrustFile = z.infer<typeof TrustFileSchema>;
 export interface Trust {
   readonly file: TrustFile;
   /** A trusted wallet: its descriptor (deep-frozen) and that descriptor's canonical JSON, worked out once. */
-  wallet(id: string): { descriptor: WalletDescriptor; canonical: string; policyDigest: string; maxFee: number | undefined } | undefined;
+  wallet(id: string): { descriptor: WalletDescriptor; canonical: string; policyDigest: string; maxFee: bigint | undefined } | undefined;
   readonly approvers: ReadonlyMap<string, ApproverKey & { weight: number }>;
   /** The trust file's scope for a key, or undefined when it does not list the key. */
   keyScope(publicKeyHex: string): KeyScope | undefined;
@@ -114,7 +115,7 @@ export interface Trust {
 export function parseTrust(doc: unknown): Trust {
   const file = parseWith(TrustFileSchema, doc, 'trust');
   const wallets = new Map(
-    file.wallets.map((w) => [w.descriptor.wallet, { descriptor: deepFreeze(w.descriptor), canonical: canonicalize(w.descriptor), policyDigest: w.policy_digest, maxFee: w.max_fee }]),
+    file.wallets.map((w) => [w.descriptor.wallet, { descriptor: deepFreeze(w.descriptor), canonical: canonicalize(w.descriptor), policyDigest: w.policy_digest, maxFee: w.max_fee === undefined ? undefined : BigInt(w.max_fee) }]),
   );
   const approvers = new Map(file.approvers.map((a) => [a.id, { publicKey: a.public_key, revoked: a.revoked ?? false, weight: a.weight }]));
   const scopes = new Map((file.keys ?? []).map((k) => [k.public_key, k.scope]));

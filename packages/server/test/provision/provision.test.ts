@@ -4,7 +4,7 @@
  * in the driver packages against their devnets; examples/local-vault runs them end to end.
  */
 import { ValidationError, policyDigest, type PolicySet } from '@vault/sdk';
-import { createSoftwareKey, memoryAddress } from '@vault/sdk/testing';
+import { MEMORY_DEFAULT_MAX_FEE, createSoftwareKey, memoryAddress } from '@vault/sdk/testing';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -68,6 +68,23 @@ describe('vault provision', () => {
     }
     expect(done?.written.sort()).toEqual([join(stateDir, 'state.json'), trustA, trustB].sort());
     expect(ledgerFor('memory:devnet').account(done?.address ?? '')?.signers?.quorum).toBe(2);
+  });
+
+  it("writes an explicit max_fee into every trust file: the driver's default, the configured one, or the one already there", async () => {
+    await provision(config(), dir);
+    for (const t of [trustA, trustB]) {
+      expect(JSON.parse(readFileSync(t, 'utf8')).wallets[0].max_fee).toBe(Number(MEMORY_DEFAULT_MAX_FEE));
+      expect(parseTrust(JSON.parse(readFileSync(t, 'utf8'))).wallet('ops')?.maxFee).toBe(MEMORY_DEFAULT_MAX_FEE);
+    }
+    // An operator's own cap survives a re-run that does not name one...
+    const edited = JSON.parse(readFileSync(trustA, 'utf8'));
+    edited.wallets[0].max_fee = 40;
+    writeFileSync(trustA, JSON.stringify(edited));
+    await provision(config(), dir);
+    expect(parseTrust(JSON.parse(readFileSync(trustA, 'utf8'))).wallet('ops')?.maxFee).toBe(40n);
+    // ...and a configured one (a decimal string past 2^53 is kept as a string) is written to both.
+    await provision(config({}, { max_fee: '90071992547409930' }), dir);
+    for (const t of [trustA, trustB]) expect(parseTrust(JSON.parse(readFileSync(t, 'utf8'))).wallet('ops')?.maxFee).toBe(90071992547409930n);
   });
 
   it('re-running is safe: the stored descriptor goes to the provisioner as existing, nothing changes, no file is rewritten', async () => {
