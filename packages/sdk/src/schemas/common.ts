@@ -11,8 +11,17 @@ export const AmountSchema = z
   .regex(/^(0|[1-9][0-9]*)$/, 'amount must be an integer decimal string in minor units');
 export type Amount = z.infer<typeof AmountSchema>;
 
+/**
+ * A JSON integer (a safe integer), refusing `-0`: JSON lets a client write `-0`, which parses to
+ * a value that compares equal to 0 yet is another number. Every integer field of the wire
+ * schemas is one of these, so the refusal names the field.
+ */
+export function integer() {
+  return z.int().refine((n) => !Object.is(n, -0), 'must be an integer, not -0');
+}
+
 /** Integer Unix seconds, UTC. */
-export const UnixSecondsSchema = z.int().min(0, 'time must be Unix seconds >= 0');
+export const UnixSecondsSchema = integer().min(0, 'time must be Unix seconds >= 0');
 
 /** Lowercase hex of exactly `bytes` bytes. */
 export function hexBytes(bytes: number) {
@@ -27,6 +36,22 @@ export const DigestSchema = hexBytes(32);
 /** Intent ids: `int_` followed by 64 lowercase hex digits. */
 export const INTENT_ID_RE = /^int_[0-9a-f]{64}$/;
 export const IntentIdSchema = z.string().regex(INTENT_ID_RE, 'intent id must be int_ followed by 64 lowercase hex digits');
+
+/**
+ * Code points an address never contains and a person cannot see or tell apart: controls (NUL..),
+ * format characters (U+202E right-to-left override, zero-width space), lone surrogates, private
+ * use, and separators (spaces).
+ */
+const INVISIBLE_RE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Z}]/u;
+
+/**
+ * A string naming an account (destination, asset issuer): bounded, and free of characters that
+ * are invisible or control. Whether it is an address of the wallet's chain is the driver's call
+ * (`normalizeAddresses`); this part needs no driver.
+ */
+export function addressText(max: number) {
+  return boundedString(max).refine((s) => !INVISIBLE_RE.test(s), 'must not contain control, format, space or invisible characters');
+}
 
 /** A bounded identifier (wallet ids, approver ids, labels). */
 export function boundedString(max: number, min = 1) {
