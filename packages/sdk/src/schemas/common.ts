@@ -53,9 +53,24 @@ export function addressText(max: number) {
   return boundedString(max).refine((s) => !INVISIBLE_RE.test(s), 'must not contain control, format, space or invisible characters');
 }
 
-/** A bounded identifier (wallet ids, approver ids, labels). */
+/** A UTF-16 code unit of a surrogate pair standing alone: not a character, and not I-JSON. */
+const LONE_SURROGATE_RE = /\p{Cs}/u;
+
+/**
+ * Free text of at most `max` characters that is well-formed Unicode. A lone surrogate parses
+ * from JSON (`"\ud800"`) but cannot be canonicalised, hashed or stored as UTF-8: refused here,
+ * naming the field, before anything reads it.
+ */
+export function boundedText(max: number, tooLong = `must be at most ${max} characters`) {
+  return z
+    .string()
+    .max(max, tooLong)
+    .refine((s) => !LONE_SURROGATE_RE.test(s), 'must be well-formed Unicode (contains a lone surrogate)');
+}
+
+/** A bounded identifier (wallet ids, approver ids, labels): well-formed, non-empty text. */
 export function boundedString(max: number, min = 1) {
-  return z.string().min(min, `must be at least ${min} character(s)`).max(max, `must be at most ${max} characters`);
+  return boundedText(max).min(min, `must be at least ${min} character(s)`);
 }
 
 export const CurveSchema = z.enum(['ed25519', 'secp256k1']);

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { INITIATOR_GRAMMAR, INITIATOR_RE } from '../identity.js';
-import { addressText, AmountSchema, boundedString, integer } from './common.js';
+import { addressText, AmountSchema, boundedString, boundedText, integer } from './common.js';
 
 /** mpt_create flag bits (interface.md): CanLock .. CanClawback. */
 export const MPT_FLAGS = {
@@ -101,7 +101,7 @@ export const OPERATION_KINDS = [
 ] as const;
 export type OperationKind = (typeof OPERATION_KINDS)[number];
 
-export const TagSchema = z.tuple([boundedString(128, 1), z.string().max(256)]);
+export const TagSchema = z.tuple([boundedString(128, 1), boundedText(256)]);
 
 export const IntentRequestSchema = z.strictObject({
   wallet: boundedString(128),
@@ -110,7 +110,7 @@ export const IntentRequestSchema = z.strictObject({
   asset_symbol: boundedString(64).optional(),
   asset_issuer: addressText(256).optional(),
   asset_decimals: integer().min(0).max(36).optional(),
-  memo: z.string().max(1024, 'memo must be at most 1024 characters').optional(),
+  memo: boundedText(1024, 'memo must be at most 1024 characters').optional(),
   /** Who initiated the intent (identity.ts): exactly one spelling per identity. */
   initiator: z.string().max(128).regex(INITIATOR_RE, `initiator must be ${INITIATOR_GRAMMAR}`).optional(),
   tags: z.array(TagSchema).max(32, 'at most 32 tags').optional(),

@@ -3,13 +3,13 @@
  * WalletDescriptor, SignerDesc and ChainParams.
  */
 import { z } from 'zod';
-import { boundedString, CurveSchema, integer } from './common.js';
+import { boundedString, boundedText, CurveSchema, integer } from './common.js';
 
 export const SignerDescSchema = z.strictObject({
   address: boundedString(256),
   curve: CurveSchema,
   weight: integer().min(1, 'weight must be at least 1').max(65535),
-  label: z.string().max(128),
+  label: boundedText(128),
 });
 export type SignerDesc = z.infer<typeof SignerDescSchema>;
 

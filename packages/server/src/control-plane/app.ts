@@ -4,7 +4,7 @@
  * Host check, body limits, bodies validated against the SDK schemas, errors mapped in one place.
  * Routes only do I/O and auth; the work is in ControlPlane.
  */
-import { IntentIdSchema, PairCreateRequestSchema, SignedApprovalSchema, ValidationError, VaultError, parseWith, type IntentRequest } from '@vault/sdk';
+import { IntentIdSchema, PairCreateRequestSchema, SignedApprovalSchema, ValidationError, VaultError, parseWith, boundedText, type IntentRequest } from '@vault/sdk';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { Hono } from 'hono';
 import QRCode from 'qrcode';
@@ -21,7 +21,7 @@ const ClaimSchema = z.looseObject({
   code: z.string().min(1).max(64),
   public_key: z.string().regex(/^[0-9a-f]{64}$/, 'public_key must be 32 bytes as 64 lowercase hex digits'),
   signature: z.string().regex(/^[0-9a-f]{128}$/, 'signature must be 64 bytes as 128 lowercase hex digits'),
-  label: z.string().max(128),
+  label: boundedText(128),
 });
 
 const LimitSchema = z.string().regex(/^[0-9]{1,4}$/, 'limit must be an integer 1..1000').transform(Number).refine((n) => n >= 1 && n <= 1000, 'limit must be an integer 1..1000');
