@@ -112,15 +112,6 @@ interface PairingCode {
   failures: number;
 }
 
-/** The field of a refused approval each problem names (400 `approval.<path>`); the rest name approver_id. */
-const APPROVAL_PROBLEM_PATHS: Partial<Record<ApprovalProblem, string>> = {
-  wrong_intent: 'intent',
-  bad_signature: 'signature.sig',
-  malformed: '',
-  stale: 'at',
-  future: 'at',
-};
-
 /** A tiny async mutex per key: concurrent executes of one intent run one after the other. */
 class KeyedLock {
   readonly #tails = new Map<string, Promise<void>>();
@@ -626,7 +617,9 @@ export class ControlPlane {
       });
       const problem = check.problems[0];
       if (problem) {
-        const path = APPROVAL_PROBLEM_PATHS[problem.reason] ?? 'approver_id';
+        // The field each problem names (400 `approval.<path>`); the rest name approver_id.
+        const paths: Partial<Record<ApprovalProblem, string>> = { wrong_intent: 'intent', bad_signature: 'signature.sig', malformed: '', stale: 'at', future: 'at' };
+        const path = paths[problem.reason] ?? 'approver_id';
         throw new ValidationError('approval', [{ path, message: problem.message }], { data: { reason: problem.reason } });
       }
       const approvals = [...cur.approvals.filter((a) => a.approver_id !== approval.approver_id), approval];

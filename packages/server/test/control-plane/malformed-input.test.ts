@@ -94,6 +94,19 @@ describe('attack: approvals with no freshness (finding 6)', () => {
     expect(r.body.error.data).toMatchObject({ reason: 'future', path: 'at' });
   });
 
+  it('stored approvals are judged by the same window: one dated at 1, in a record written before the window existed, does not count', async () => {
+    const id = await created();
+    expect((await post(`/intent/${id}/approve-signed`, JSON.stringify(stmt(id, h.clock.now)))).status).toBe(200);
+    const cur = h.running.cp.getIntent(id);
+    const carol = signApproval({ approver_id: 'carol', intent: id, verdict: 'approve', at: 1, strong_auth: true }, h.approvers['carol']!.secretKey);
+    await h.running.cp.store.write({ ...cur, approvals: [...cur.approvals, carol] }, null);
+    // bob's counts, carol's stale one does not: 1 of 2, still pending (it would be allowed at 2)
+    const stored = await h.client.intent(id);
+    expect(stored.approvals).toHaveLength(2);
+    expect(stored.status).toBe('pending_approvals');
+    expect(stored.decision).toMatchObject({ decision: 'require_approvals', current_weight: 1, required_weight: 2 });
+  });
+
   it('within the skew either way it counts', async () => {
     const id = await created();
     const early = await post(`/intent/${id}/approve-signed`, JSON.stringify(stmt(id, h.clock.now - APPROVAL_CLOCK_SKEW_SECONDS)));
