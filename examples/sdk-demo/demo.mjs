@@ -66,7 +66,7 @@ const approvers = new Map([
   ['alice', { publicKey: alice.publicKeyHex }],
   ['bob', { publicKey: bob.publicKeyHex }],
 ]);
-const { valid, problems } = verifyApprovals(approvals, { intentId: id, approvers });
+const { valid, problems } = verifyApprovals(approvals, { intentId: id, approvers, window: { createdAt: now, now } });
 line('valid', valid.map((a) => a.approver_id).join(', '));
 for (const p of problems) line(`refused #${p.index}`, `${p.reason}: ${p.message}`);
 

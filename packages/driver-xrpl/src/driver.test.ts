@@ -1,5 +1,5 @@
 import { NotFoundError, RefusedError, TransportError, type BuiltPayload, type WalletDescriptor } from '@vault/sdk';
-import { classicAddressToXAddress } from 'ripple-address-codec';
+import { classicAddressToXAddress, xAddressToClassicAddress } from 'ripple-address-codec';
 import { describe, expect, it } from 'vitest';
 import { createXrplDriver } from './driver.js';
 
@@ -37,7 +37,8 @@ describe('driver facts', () => {
     const mainX = classicAddressToXAddress(ADDR, 7, false);
     expect(d.validateAddress('xrpl:testnet', testX)).toEqual({ valid: true, normalized: ADDR });
     expect(d.validateAddress('xrpl:testnet', mainX)).toMatchObject({ valid: false });
-    expect(d.validateAddress('xrpl:mainnet', mainX)).toEqual({ valid: true, normalized: ADDR });
+    // mainX carries tag 7: the tag is where the funds go, so the X-address is kept, never the bare account
+    expect(d.validateAddress('xrpl:mainnet', mainX)).toEqual({ valid: true, normalized: mainX });
     expect(d.networkOf('xrpl:testnet', testX)).toBe('xrpl:testnet');
     expect(d.networkOf('xrpl:testnet', mainX)).toBe('xrpl:mainnet');
     expect(d.networkOf('xrpl:testnet', ADDR)).toBeNull();
@@ -45,6 +46,19 @@ describe('driver facts', () => {
     expect(d.validateAddress('xrpl:testnet', `${testX.slice(0, -1)}A`)).toMatchObject({ valid: false });
     expect(d.validateAddress('xrpl:other', ADDR)).toMatchObject({ valid: false });
   });
+  it('attack: an X-address\'s destination tag is never dropped by normalising it (tag 0 included)', () => {
+    for (const tag of [0, 1, 7, 4294967295]) {
+      const x = classicAddressToXAddress(ADDR, tag, true);
+      const check = d.validateAddress('xrpl:testnet', x);
+      expect(check).toEqual({ valid: true, normalized: x });
+      if (!check.valid) continue;
+      expect(xAddressToClassicAddress(check.normalized)).toEqual({ classicAddress: ADDR, tag, test: true });
+      // normalising is idempotent: the signer, normalising what the control plane stored, gets the same
+      expect(d.validateAddress('xrpl:testnet', check.normalized)).toEqual(check);
+    }
+    expect(d.validateAddress('xrpl:testnet', classicAddressToXAddress(ADDR, false, true))).toEqual({ valid: true, normalized: ADDR });
+  });
+
   it('refuses wallets it cannot serve', async () => {
     await expect(d.fetchParams({ ...wallet, chain: 'xrpl:nope' })).rejects.toThrow(/does not serve/);
     await expect(d.fetchParams({ ...wallet, control: { kind: 'evm_safe', safe: '0x', owners: [], threshold: 1 } } as never)).rejects.toBeInstanceOf(RefusedError);

@@ -25,7 +25,7 @@ import {
   type SubmitResult,
   type WalletDescriptor,
 } from '@vault/sdk';
-import { isValidClassicAddress, isValidXAddress, xAddressToClassicAddress } from 'ripple-address-codec';
+import { classicAddressToXAddress, isValidClassicAddress, isValidXAddress, xAddressToClassicAddress } from 'ripple-address-codec';
 import { hashes } from 'xrpl';
 import { buildTransaction, defaultIsTestChain, resolveAsset, signingHash, type XrplPayload } from './build.js';
 import { ACCOUNT_ROOT_FLAGS, DEFAULT_LAST_LEDGER_OFFSET, DEFAULT_MAX_FEE_DROPS, SIGNER_DEFAULT_MAX_FEE_DROPS, XRPL_PAYLOAD_FORMAT } from './constants.js';
@@ -213,7 +213,9 @@ export function createXrplDriver(options: XrplDriverOptions): XrplDriver {
       if (isValidXAddress(address)) {
         const x = xAddressToClassicAddress(address);
         if (x.test !== isTest(chain)) return { valid: false, reason: `X-address is for ${x.test ? 'the test networks' : 'mainnet'}, not ${chain}` };
-        return { valid: true, normalized: x.classicAddress };
+        // The tag is part of where the funds go: an X-address that carries one stays an X-address
+        // (re-encoded, so it has one spelling); without a tag it is just the classic address.
+        return { valid: true, normalized: x.tag === false ? x.classicAddress : classicAddressToXAddress(x.classicAddress, x.tag, x.test) };
       }
       if (/^r[1-9A-HJ-NP-Za-km-z]{24,34}$/.test(address)) return { valid: false, reason: 'not a valid classic address (bad checksum or length)' };
       if (/^[XT][1-9A-HJ-NP-Za-km-z]{46}$/.test(address)) return { valid: false, reason: 'not a valid X-address (bad checksum)' };

@@ -208,7 +208,7 @@ export function createXrplProvisioner(options: XrplProvisionerOptions): WalletPr
         if (existing.control.kind !== 'native_multisig') bad('existing.control.kind', 'XRPL wallets use native_multisig control');
         else if (served) {
           const v = driver.validateAddress(chain as string, existing.control.address);
-          if (!v.valid || v.normalized !== existing.control.address) bad('existing.control.address', v.valid ? 'must be the classic address' : v.reason);
+          if (!v.valid || v.normalized !== existing.control.address || isValidXAddress(existing.control.address)) bad('existing.control.address', v.valid ? 'must be the classic address' : v.reason);
         }
       }
     }

@@ -1,7 +1,9 @@
 import { ed25519 } from '@noble/curves/ed25519.js';
+import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
-import { isInitiator, preverifyApprovals, signApproval, verifyApproval, verifyApprovals, type ApproverKey } from './approvals.js';
+import { APPROVAL_CLOCK_SKEW_SECONDS, approvalTimeProblem, preverifyApprovals, signApproval, verifyApproval, verifyApprovals, type ApproverKey } from './approvals.js';
 import { toHex } from './encoding.js';
+import { isInitiator } from './identity.js';
 import { ValidationError } from './errors.js';
 import { SignedApprovalSchema } from './schemas/approval.js';
 
@@ -17,6 +19,8 @@ const stmt = (approver_id: string, verdict: 'approve' | 'reject' = 'approve', fo
   at: 1767225600,
   strong_auth: true,
 });
+/** The intent was created a minute before the approvals are dated; the verifier's clock reads a minute after. */
+const window = { createdAt: 1767225600 - 60, now: 1767225600 + 60 };
 
 describe('signApproval / verifyApproval', () => {
   it('signs a verifiable approval with a 128-hex signature', () => {
@@ -85,7 +89,7 @@ describe('verifyApprovals', () => {
         { approver_id: 42 },
         signApproval(stmt('bob', 'reject'), bob.sk),
       ],
-      { intentId: intent, approvers },
+      { intentId: intent, window, approvers },
     );
     expect(valid.map((a) => [a.approver_id, a.verdict])).toEqual([['alice', 'approve'], ['bob', 'reject']]);
     expect(problems.map((p) => [p.index, p.reason])).toEqual([
@@ -99,11 +103,61 @@ describe('verifyApprovals', () => {
   });
 
   it('self approval: an initiator device cannot approve its own intent', () => {
-    const r = verifyApprovals([signApproval(stmt('alice'), alice.sk)], { intentId: intent, approvers, initiator: 'device:alice' });
+    const r = verifyApprovals([signApproval(stmt('alice'), alice.sk)], { intentId: intent, window, approvers, initiator: 'device:alice' });
     expect(r.valid).toEqual([]);
     expect(r.problems[0]?.reason).toBe('self_approval');
-    expect(isInitiator('alice', 'alice')).toBe(true);
+    expect(isInitiator('device:alice', 'alice')).toBe(true);
+    expect(isInitiator({ kind: 'device', id: 'alice' }, 'alice')).toBe(true);
     expect(isInitiator('device:bob', 'alice')).toBe(false);
+    // not an identity (the bare id, a respelling): fail closed
+    expect(isInitiator('alice', 'alice')).toBe(true);
+    expect(isInitiator('Device:bob', 'alice')).toBe(true);
+  });
+});
+
+describe('approval freshness: dated between the intent\'s creation and now', () => {
+  const approvers = new Map<string, ApproverKey>([['alice', { publicKey: alice.pk }]]);
+  const created = 1_767_225_600;
+  const at = (t: number) => signApproval({ ...stmt('alice'), at: t }, alice.sk);
+  const check = (t: number, now = created + 60) => verifyApprovals([at(t)], { intentId: intent, approvers, window: { createdAt: created, now } });
+
+  it('attack: an approval dated at 1, long before its intent existed, is refused as stale', () => {
+    const r = check(1);
+    expect(r.valid).toEqual([]);
+    expect(r.problems.map((p) => p.reason)).toEqual(['stale']);
+  });
+
+  it('attack: an approval dated ten years ahead is refused as future', () => {
+    const r = check(created + 10 * 365 * 86400);
+    expect(r.valid).toEqual([]);
+    expect(r.problems.map((p) => p.reason)).toEqual(['future']);
+  });
+
+  it('a clock skew of APPROVAL_CLOCK_SKEW_SECONDS either way is tolerated, one second more is not', () => {
+    const now = created + 60;
+    expect(check(created - APPROVAL_CLOCK_SKEW_SECONDS, now).valid).toHaveLength(1);
+    expect(check(created - APPROVAL_CLOCK_SKEW_SECONDS - 1, now).problems.map((p) => p.reason)).toEqual(['stale']);
+    expect(check(now + APPROVAL_CLOCK_SKEW_SECONDS, now).valid).toHaveLength(1);
+    expect(check(now + APPROVAL_CLOCK_SKEW_SECONDS + 1, now).problems.map((p) => p.reason)).toEqual(['future']);
+  });
+
+  it('property: an approval counts exactly when created - skew <= at <= now + skew', () => {
+    fc.assert(
+      fc.property(fc.nat({ max: 4_000_000_000 }), fc.nat({ max: 4_000_000_000 }), fc.nat({ max: 1_000_000 }), fc.nat({ max: 3600 }), (t, createdAt, age, skewSeconds) => {
+        const now = createdAt + age;
+        const window = { createdAt, now, skewSeconds };
+        const inside = t >= createdAt - skewSeconds && t <= now + skewSeconds;
+        expect(approvalTimeProblem(t, window) === null).toBe(inside);
+        const problem = approvalTimeProblem(t, window);
+        if (problem) expect(problem.reason).toBe(t < createdAt - skewSeconds ? 'stale' : 'future');
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('the window is judged after the signature: a forged date is bad_signature, not stale', () => {
+    const forged = { ...at(created), at: 1 };
+    expect(verifyApprovals([forged], { intentId: intent, approvers, window: { createdAt: created, now: created } }).problems.map((p) => p.reason)).toEqual(['bad_signature']);
   });
 });
 
@@ -130,7 +184,7 @@ describe('preverifyApprovals: verdicts worked out ahead, bound to the bytes', ()
     const approvals = mixed();
     const verdicts = await preverifyApprovals(approvals, approvers);
     expect(verdicts.size).toBeGreaterThan(0);
-    const ctx = { intentId: intent, approvers };
+    const ctx = { intentId: intent, window, approvers };
     expect(verifyApprovals(approvals, { ...ctx, verdicts })).toEqual(verifyApprovals(approvals, ctx));
   });
 
@@ -139,7 +193,7 @@ describe('preverifyApprovals: verdicts worked out ahead, bound to the bytes', ()
     // worked out against a trust map in which bob's key was alice's: there the signature is valid
     const verdicts = await preverifyApprovals([forged], new Map([['bob', { publicKey: alice.pk }]]));
     expect(verdicts.size).toBe(1);
-    const r = verifyApprovals([forged], { intentId: intent, approvers, verdicts });
+    const r = verifyApprovals([forged], { intentId: intent, window, approvers, verdicts });
     expect(r.valid).toEqual([]);
     expect(r.problems.map((p) => p.reason)).toEqual(['bad_signature']);
   });
@@ -149,7 +203,7 @@ describe('preverifyApprovals: verdicts worked out ahead, bound to the bytes', ()
     const verdicts = await preverifyApprovals([good], approvers);
     // the same signature bytes on a later statement (another time): the message differs
     const replayed = { ...good, at: good.at + 60 };
-    const r = verifyApprovals([replayed], { intentId: intent, approvers, verdicts });
+    const r = verifyApprovals([replayed], { intentId: intent, window, approvers, verdicts });
     expect(r.problems.map((p) => p.reason)).toEqual(['bad_signature']);
   });
 
@@ -158,9 +212,9 @@ describe('preverifyApprovals: verdicts worked out ahead, bound to the bytes', ()
     const verdicts = await preverifyApprovals(approvals, approvers);
     const parse = vi.spyOn(SignedApprovalSchema, 'safeParse');
     try {
-      const r = verifyApprovals(approvals, { intentId: intent, approvers, verdicts });
+      const r = verifyApprovals(approvals, { intentId: intent, window, approvers, verdicts });
       expect(parse).not.toHaveBeenCalled();
-      expect(r).toEqual(verifyApprovals(approvals, { intentId: intent, approvers }));
+      expect(r).toEqual(verifyApprovals(approvals, { intentId: intent, window, approvers }));
       expect(r.valid.map((a) => a.approver_id)).toEqual(['alice', 'bob']);
     } finally {
       parse.mockRestore();
@@ -177,7 +231,7 @@ describe('preverifyApprovals: verdicts worked out ahead, bound to the bytes', ()
     const approval: Record<string, unknown> = { ...signApproval(stmt('alice'), alice.sk) };
     const verdicts = await preverifyApprovals([approval], approvers);
     approval['verdict'] = 'reject';
-    const r = verifyApprovals([approval], { intentId: intent, approvers, verdicts });
+    const r = verifyApprovals([approval], { intentId: intent, window, approvers, verdicts });
     expect(r.valid).toEqual([]);
     expect(r.problems.map((p) => p.reason)).toEqual(['bad_signature']);
   });
@@ -186,7 +240,7 @@ describe('preverifyApprovals: verdicts worked out ahead, bound to the bytes', ()
     const approval: Record<string, unknown> = { ...signApproval(stmt('alice'), alice.sk) };
     const verdicts = await preverifyApprovals([approval], approvers);
     approval['weight'] = 100;
-    const r = verifyApprovals([approval], { intentId: intent, approvers, verdicts });
+    const r = verifyApprovals([approval], { intentId: intent, window, approvers, verdicts });
     expect(r.problems.map((p) => p.reason)).toEqual(['malformed']);
   });
 
@@ -194,14 +248,14 @@ describe('preverifyApprovals: verdicts worked out ahead, bound to the bytes', ()
     const good = signApproval(stmt('alice'), alice.sk);
     const forged = signApproval(stmt('bob'), alice.sk);
     const verdicts = await preverifyApprovals([good, forged], approvers);
-    expect(verifyApprovals([good], { intentId: other, approvers, verdicts }).problems.map((p) => p.reason)).toEqual(['wrong_intent']);
-    expect(verifyApprovals([forged], { intentId: intent, approvers, verdicts }).problems.map((p) => p.reason)).toEqual(['bad_signature']);
+    expect(verifyApprovals([good], { intentId: other, window, approvers, verdicts }).problems.map((p) => p.reason)).toEqual(['wrong_intent']);
+    expect(verifyApprovals([forged], { intentId: intent, window, approvers, verdicts }).problems.map((p) => p.reason)).toEqual(['bad_signature']);
   });
 
   it('the approvals it returns from a recorded verdict are frozen copies, never the caller\'s objects', async () => {
     const approval = signApproval(stmt('alice'), alice.sk);
     const verdicts = await preverifyApprovals([approval], approvers);
-    const [valid] = verifyApprovals([approval], { intentId: intent, approvers, verdicts }).valid;
+    const [valid] = verifyApprovals([approval], { intentId: intent, window, approvers, verdicts }).valid;
     expect(valid).toEqual(approval);
     expect(valid).not.toBe(approval);
     expect(Object.isFrozen(valid) && Object.isFrozen(valid?.signature)).toBe(true);

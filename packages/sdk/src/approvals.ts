@@ -7,6 +7,7 @@ import { approvalMessage, type ApprovalStatement } from './digest.js';
 import { signEd25519, verifyEd25519, verifyEd25519Async } from './ed25519.js';
 import { fromHex, timingSafeEqual, toHex } from './encoding.js';
 import { ValidationError } from './errors.js';
+import { isInitiator, parseInitiator, type Identity } from './identity.js';
 import { SignedApprovalSchema, type SignedApproval } from './schemas/approval.js';
 import { parseWith, toValidationIssues } from './schemas/index.js';
 
@@ -39,7 +40,9 @@ export type ApprovalProblem =
   | 'revoked'
   | 'bad_signature'
   | 'duplicate'
-  | 'self_approval';
+  | 'self_approval'
+  | 'stale'
+  | 'future';
 
 export type ApprovalCheck =
   | { ok: true; approval: SignedApproval }
@@ -184,7 +187,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  *
  * @example
  * const verdicts = await preverifyApprovals(request.approvals, approvers)
- * const { valid, problems } = verifyApprovals(request.approvals, { intentId, approvers, initiator, verdicts })
+ * const { valid, problems } = verifyApprovals(request.approvals, { intentId, approvers, initiator, window, verdicts })
  */
 export async function preverifyApprovals(approvals: readonly unknown[], approvers: ReadonlyMap<string, ApproverKey>): Promise<ApprovalVerdicts> {
   const verdicts = new Verdicts();
@@ -217,19 +220,58 @@ export interface ApprovalSetResult {
 }
 
 /**
- * Verifies a set of approvals for one intent, as both services do before evaluating policy:
- * unknown or revoked approvers, bad signatures, approvals of another intent, an initiator
- * approving their own intent and duplicates are reported, and only the rest count.
+ * How far an approval's `at` may lie outside [intent created, now] before it is refused: the
+ * clocks of a phone and of the service differ by seconds, rarely by minutes.
+ */
+export const APPROVAL_CLOCK_SKEW_SECONDS = 300;
+
+/** When an approval may be dated: not before its intent was created, not after now (each +- skew). */
+export interface ApprovalWindow {
+  /** When the intent was created, Unix seconds (the control plane's record; the signer reads the claim). */
+  createdAt: number;
+  /** The judging service's own clock, Unix seconds. */
+  now: number;
+  /** Defaults to APPROVAL_CLOCK_SKEW_SECONDS. */
+  skewSeconds?: number;
+}
+
+/**
+ * Why an approval dated `at` is out of its window, or null when it is inside: `stale` when dated
+ * before the intent existed (a signature made in advance, or for an earlier life of the same
+ * content), `future` when dated after now (a pre-dated signature kept for later).
  *
  * @example
- * const { valid, problems } = verifyApprovals(approvals, { intentId: id, approvers: keysById, initiator: 'device:ab12' })
+ * approvalTimeProblem(1, { createdAt: 1767225600, now: 1767225700 }) // { reason: 'stale', ... }
+ */
+export function approvalTimeProblem(at: number, window: ApprovalWindow): { reason: 'stale' | 'future'; message: string } | null {
+  const skew = window.skewSeconds ?? APPROVAL_CLOCK_SKEW_SECONDS;
+  if (at < window.createdAt - skew) {
+    return { reason: 'stale', message: `approval dated ${at} is older than its intent (created ${window.createdAt}, ${skew}s skew allowed)` };
+  }
+  if (at > window.now + skew) {
+    return { reason: 'future', message: `approval dated ${at} is in the future (now ${window.now}, ${skew}s skew allowed)` };
+  }
+  return null;
+}
+
+/**
+ * Verifies a set of approvals for one intent, as both services do before evaluating policy:
+ * unknown or revoked approvers, an initiator approving their own intent (identities compared as
+ * values, identity.ts), bad signatures, approvals of another intent, approvals dated outside
+ * `window` (stale, future) and duplicates are reported, and only the rest count.
+ *
+ * @example
+ * const { valid, problems } = verifyApprovals(approvals, { intentId: id, approvers: keysById, initiator: 'device:ab12', window: { createdAt, now } })
  */
 export function verifyApprovals(
   approvals: readonly unknown[],
   ctx: {
     intentId: string;
     approvers: ReadonlyMap<string, ApproverKey>;
-    initiator?: string;
+    /** The intent's initiator; a string outside the grammar lets no approval count (fail closed). */
+    initiator?: string | Identity;
+    /** When the approvals may be dated. */
+    window: ApprovalWindow;
     /** Signature verdicts from `preverifyApprovals`; anything not in it is verified here. */
     verdicts?: ApprovalVerdicts;
   },
@@ -237,6 +279,7 @@ export function verifyApprovals(
   const valid: SignedApproval[] = [];
   const problems: ApprovalSetResult['problems'] = [];
   const seen = new Set<string>();
+  const initiator = typeof ctx.initiator === 'string' ? parseInitiator(ctx.initiator) ?? ctx.initiator : ctx.initiator;
   approvals.forEach((raw, index) => {
     const id = approverIdOf(raw);
     const problem = (reason: ApprovalProblem, message: string) =>
@@ -245,11 +288,18 @@ export function verifyApprovals(
     const known = ctx.approvers.get(id);
     if (!known) return problem('unknown_approver', `unknown approver ${JSON.stringify(id)}`);
     if (known.revoked) return problem('revoked', `approver ${id} was revoked`);
-    if (ctx.initiator !== undefined && isInitiator(ctx.initiator, id)) {
-      return problem('self_approval', `approver ${id} initiated this intent and cannot approve it`);
+    if (initiator !== undefined && isInitiator(initiator, id)) {
+      return problem(
+        'self_approval',
+        typeof initiator === 'string'
+          ? `initiator ${JSON.stringify(initiator)} is not an identity, so approver ${id} cannot be shown not to be it`
+          : `approver ${id} initiated this intent and cannot approve it`,
+      );
     }
     const check = verifyApproval(raw, known.publicKey, { intentId: ctx.intentId, ...(ctx.verdicts ? { verdicts: ctx.verdicts } : {}) });
     if (!check.ok) return problem(check.reason, check.message);
+    const late = approvalTimeProblem(check.approval.at, ctx.window);
+    if (late) return problem(late.reason, late.message);
     if (seen.has(id)) return problem('duplicate', `approver ${id} approved more than once`);
     seen.add(id);
     valid.push(check.approval);
@@ -262,9 +312,4 @@ function approverIdOf(raw: unknown): string | null {
   return typeof raw === 'object' && raw !== null && typeof (raw as { approver_id?: unknown }).approver_id === 'string'
     ? (raw as { approver_id: string }).approver_id
     : null;
-}
-
-/** Is `approverId` the initiator of an intent (`initiator` is the id itself or `device:<id>`)? */
-export function isInitiator(initiator: string, approverId: string): boolean {
-  return initiator === approverId || initiator === `device:${approverId}`;
 }

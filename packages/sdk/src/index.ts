@@ -23,6 +23,8 @@ export {
 export { verifyEd25519, verifyEd25519Async, signEd25519, ed25519Signer, ed25519PublicKey, generateEd25519KeyPair } from './ed25519.js';
 export * from './approvals.js';
 export * from './restrictions.js';
+export { parseInitiator, formatIdentity, sameIdentity, isInitiator, approverIdentity, INITIATOR_RE, type Identity } from './identity.js';
+export { normalizeDestination } from './destination.js';
 export * from './receipts.js';
 export * from './policy/index.js';
 export * from './guards.js';

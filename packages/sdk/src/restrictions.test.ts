@@ -81,7 +81,7 @@ describe('restrictApprovers: a revocation sticks to the id and to the key', () =
     expect(restricted.get('bob')).toMatchObject({ revoked: true, weight: 1 });
     expect(restricted.get('alice')?.revoked).toBeUndefined();
     expect(approvers.get('bob')?.revoked).toBeUndefined();
-    const r = verifyApprovals([approve('bob', bob.secretKey), approve('alice', alice.secretKey)], { intentId: INTENT, approvers: restricted });
+    const r = verifyApprovals([approve('bob', bob.secretKey), approve('alice', alice.secretKey)], { intentId: INTENT, approvers: restricted, window: { createdAt: 1, now: 1 } });
     expect(r.valid.map((x) => x.approver_id)).toEqual(['alice']);
     expect(r.problems).toMatchObject([{ approver_id: 'bob', reason: 'revoked' }]);
   });

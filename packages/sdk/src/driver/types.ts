@@ -16,7 +16,12 @@ import type { Contribution } from '../schemas/sign.js';
 import type { ChainParams, ChainParamsKind, Curve, WalletDescriptor } from '../schemas/index.js';
 import type { EvmCodeEntry } from '../schemas/protect.js';
 
-/** Result of checking an address against a chain. */
+/**
+ * Result of checking an address against a chain. `normalized` is the one form the vault stores and
+ * hashes (`normalizeDestination`): it must name exactly what the input names (an XRPL X-address
+ * with a destination tag stays an X-address: the tag is part of where funds go), and normalising
+ * it again must give it back.
+ */
 export type AddressCheck =
   | { valid: true; /** normalised form (checksummed EVM address, classic XRPL address) */ normalized: string }
   | { valid: false; reason: string };

@@ -355,9 +355,9 @@ const ruleCases: Record<string, Case[]> = {
       want: { decision: 'allow', reason: ALLOWED },
     },
     {
-      name: 'an initiator merely containing "agent" is not an agent',
+      name: 'a device whose id merely says "agent" is not an agent',
       rules: [{ rule: 'require_human_approver_for_agent_initiated' }],
-      intent: { initiator: 'useragent:x' },
+      intent: { initiator: 'device:agent' },
       want: { decision: 'allow', reason: ALLOWED },
     },
     {
@@ -1146,7 +1146,7 @@ describe('approval counting', () => {
     const approvers = new Map(
       (['alice', 'bob', 'carol'] as const).map((who) => [who, { publicKey: ed25519PublicKey(KEYS[who]) }]),
     );
-    const { valid, problems } = verifyApprovals([...good, forged, unknown, good[0]], { intentId: id, approvers });
+    const { valid, problems } = verifyApprovals([...good, forged, unknown, good[0]], { intentId: id, approvers, window: { createdAt: NOW, now: NOW } });
     expect(problems.map((p) => p.reason)).toEqual(['bad_signature', 'unknown_approver', 'duplicate']);
     const d = evaluatePolicy(policy([weighted]), req, { now: NOW, approvals: valid });
     expect(d).toMatchObject({ decision: 'allow', required_weight: 3, current_weight: 3 });

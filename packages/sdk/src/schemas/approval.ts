@@ -3,7 +3,7 @@
  * SignedApproval and Decision.
  */
 import { z } from 'zod';
-import { boundedString, IntentIdSchema, UnixSecondsSchema } from './common.js';
+import { boundedString, integer, IntentIdSchema, UnixSecondsSchema } from './common.js';
 
 export const SignedApprovalSchema = z.strictObject({
   approver_id: boundedString(128),
@@ -22,8 +22,8 @@ export type ApprovalVerdict = SignedApproval['verdict'];
 export const DecisionSchema = z.strictObject({
   decision: z.enum(['allow', 'deny', 'require_approvals', 'delay']),
   reasons: z.array(z.string()),
-  required_weight: z.int().min(0),
-  current_weight: z.int().min(0),
+  required_weight: integer().min(0),
+  current_weight: integer().min(0),
   not_before: UnixSecondsSchema,
 });
 export type Decision = z.infer<typeof DecisionSchema>;

@@ -11,8 +11,17 @@ export const AmountSchema = z
   .regex(/^(0|[1-9][0-9]*)$/, 'amount must be an integer decimal string in minor units');
 export type Amount = z.infer<typeof AmountSchema>;
 
+/**
+ * A JSON integer (a safe integer), refusing `-0`: JSON lets a client write `-0`, which parses to
+ * a value that compares equal to 0 yet is another number. Every integer field of the wire
+ * schemas is one of these, so the refusal names the field.
+ */
+export function integer() {
+  return z.int().refine((n) => !Object.is(n, -0), 'must be an integer, not -0');
+}
+
 /** Integer Unix seconds, UTC. */
-export const UnixSecondsSchema = z.int().min(0, 'time must be Unix seconds >= 0');
+export const UnixSecondsSchema = integer().min(0, 'time must be Unix seconds >= 0');
 
 /** Lowercase hex of exactly `bytes` bytes. */
 export function hexBytes(bytes: number) {
@@ -28,26 +37,52 @@ export const DigestSchema = hexBytes(32);
 export const INTENT_ID_RE = /^int_[0-9a-f]{64}$/;
 export const IntentIdSchema = z.string().regex(INTENT_ID_RE, 'intent id must be int_ followed by 64 lowercase hex digits');
 
-/** A bounded identifier (wallet ids, approver ids, labels). */
-export function boundedString(max: number, min = 1) {
-  return z.string().min(min, `must be at least ${min} character(s)`).max(max, `must be at most ${max} characters`);
+/**
+ * Code points an address never contains and a person cannot see or tell apart: controls (NUL..),
+ * format characters (U+202E right-to-left override, zero-width space), lone surrogates, private
+ * use, and separators (spaces).
+ */
+const INVISIBLE_RE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Z}]/u;
+
+/**
+ * A string naming an account (destination, asset issuer): bounded, and free of characters that
+ * are invisible or control. Whether it is an address of the wallet's chain is the driver's call
+ * (`normalizeAddresses`); this part needs no driver.
+ */
+export function addressText(max: number) {
+  return boundedString(max).refine((s) => !INVISIBLE_RE.test(s), 'must not contain control, format, space or invisible characters');
 }
 
-/** An unpaired UTF-16 surrogate: not I-JSON, so such a string can never be hashed or receipted. */
-const LONE_SURROGATE = /\p{Cs}/u;
+/** A UTF-16 code unit of a surrogate pair standing alone: not a character, and not I-JSON. */
+const LONE_SURROGATE_RE = /\p{Cs}/u;
+
+/**
+ * Free text of at most `max` characters that is well-formed Unicode. A lone surrogate parses
+ * from JSON (`"\ud800"`) but cannot be canonicalised, hashed or stored as UTF-8: refused here,
+ * naming the field, before anything reads it.
+ */
+export function boundedText(max: number, tooLong = `must be at most ${max} characters`) {
+  return z
+    .string()
+    .max(max, tooLong)
+    .refine((s) => !LONE_SURROGATE_RE.test(s), 'must be well-formed Unicode (contains a lone surrogate)');
+}
+
+/** A bounded identifier (wallet ids, approver ids, labels): well-formed, non-empty text. */
+export function boundedString(max: number, min = 1) {
+  return boundedText(max).min(min, `must be at least ${min} character(s)`);
+}
+
 /** C0 and C1 controls, DEL, and the bidirectional controls (an override can make one label read as another). */
 const CONTROL = /[\p{Cc}\p{Bidi_Control}]/u;
 
 /**
- * Free text a person reads (device labels): bounded, well-formed UTF-16 (no lone surrogate) and
- * no control characters. Refused here, at the edge, so it never reaches state or a receipt.
+ * Free text a person reads (device labels): boundedText (no lone surrogate) with no control
+ * characters either. Refused here, at the edge, so it never reaches state or a receipt.
  */
 export function labelString(max: number, min = 0) {
-  return z
-    .string()
+  return boundedText(max)
     .min(min, `must be at least ${min} character(s)`)
-    .max(max, `must be at most ${max} characters`)
-    .refine((s) => !LONE_SURROGATE.test(s), 'must not contain a lone surrogate (an unpaired UTF-16 half)')
     .refine((s) => !CONTROL.test(s), 'must not contain control characters');
 }
 

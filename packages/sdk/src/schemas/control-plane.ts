@@ -4,14 +4,14 @@
  */
 import { z } from 'zod';
 import { DecisionSchema, IntentStatusSchema, SignedApprovalSchema } from './approval.js';
-import { DigestSchema, IntentIdSchema, UnixSecondsSchema } from './common.js';
+import { DigestSchema, integer, IntentIdSchema, UnixSecondsSchema } from './common.js';
 import { IntentRequestSchema } from './intent.js';
 import { FindingSchema, SignerOutcomeSchema } from './protect.js';
 
 /** The error body. Read loosely (a server may add fields such as a request id); servers send exactly these. */
 export const ErrorBodySchema = z.looseObject({
   error: z.looseObject({
-    code: z.int(),
+    code: integer(),
     message: z.string(),
     data: z.record(z.string(), z.unknown()).nullable(),
   }),
@@ -40,8 +40,8 @@ export const ExecuteOutcomeSchema = z.looseObject({
   chain: z.string(),
   operation: z.string(),
   summary: z.string(),
-  weight: z.int().min(0),
-  quorum: z.int().min(0),
+  weight: integer().min(0),
+  quorum: integer().min(0),
   signers: z.array(SignerOutcomeSchema),
   submit: z.record(z.string(), z.unknown()).optional(),
   receiptHead: DigestSchema,
@@ -90,7 +90,7 @@ export type ReconcileResult = z.infer<typeof ReconcileResultSchema>;
  * each of them to the next signed record (see receipts.ts).
  */
 export const ReceiptRecordSchema = z.strictObject({
-  seq: z.int().min(0),
+  seq: integer().min(0),
   at: UnixSecondsSchema,
   kind: z.string().min(1).max(64),
   intentId: IntentIdSchema.optional(),
@@ -103,7 +103,7 @@ export type ReceiptRecord = z.infer<typeof ReceiptRecordSchema>;
 
 export const LedgerVerifyResultSchema = z.looseObject({
   verified: z.boolean(),
-  receipts: z.int().min(0),
+  receipts: integer().min(0),
   head: DigestSchema,
   signerPublicKey: z.string(),
 });

@@ -3,7 +3,8 @@
  * IntentRequest (body of POST /intent) and every Operation variant with its limits.
  */
 import { z } from 'zod';
-import { AmountSchema, boundedString } from './common.js';
+import { INITIATOR_GRAMMAR, INITIATOR_RE } from '../identity.js';
+import { addressText, AmountSchema, boundedString, boundedText, integer } from './common.js';
 
 /** mpt_create flag bits (interface.md): CanLock .. CanClawback. */
 export const MPT_FLAGS = {
@@ -18,7 +19,17 @@ export const MPT_FLAGS_MASK = 0x7e;
 /** XRPL's MPT MaximumAmount ceiling: 2^63 - 1. */
 export const MPT_MAX_AMOUNT = (1n << 63n) - 1n;
 
-const Uint32 = z.int().min(0).max(0xffffffff);
+const Uint32 = integer().min(0).max(0xffffffff);
+
+/**
+ * maximum_amount <= 2^63-1. Zod runs a refinement even when the union beneath it reported a
+ * malformed string (a failed pattern does not stop the checks), so this must not throw on any
+ * string: only a well-formed amount is converted; anything else is already an issue of its own.
+ */
+function atMostMptMax(v: number | string): boolean {
+  if (typeof v === 'number') return v <= MPT_MAX_AMOUNT;
+  return !/^(0|[1-9][0-9]{0,77})$/.test(v) || BigInt(v) <= MPT_MAX_AMOUNT;
+}
 
 const TransferOp = z.strictObject({ op: z.literal('transfer') });
 const IssueOp = z.strictObject({ op: z.literal('issue') });
@@ -29,17 +40,18 @@ const AuthorizeHolderOp = z.strictObject({
 const ClawbackOp = z.strictObject({ op: z.literal('clawback') });
 const MptCreateOp = z.strictObject({
   op: z.literal('mpt_create'),
-  asset_scale: z.int().min(0, 'asset_scale must be 0..19').max(19, 'asset_scale must be 0..19'),
-  flags: z
-    .int()
+  asset_scale: integer().min(0, 'asset_scale must be 0..19').max(19, 'asset_scale must be 0..19'),
+  // Bounded first: `&` reads only 32 bits, so 2^33 would pass the mask test alone.
+  flags: integer()
     .min(0)
+    .max(MPT_FLAGS_MASK, 'flags may only combine 0x02, 0x04, 0x08, 0x10, 0x20, 0x40')
     .refine((f) => (f & ~MPT_FLAGS_MASK) === 0, 'flags may only combine 0x02, 0x04, 0x08, 0x10, 0x20, 0x40'),
   maximum_amount: z
-    .union([z.int().min(0), AmountSchema])
-    .refine((v) => BigInt(v) <= MPT_MAX_AMOUNT, 'maximum_amount must be at most 2^63-1')
+    .union([integer().min(0), AmountSchema])
+    .refine(atMostMptMax, 'maximum_amount must be at most 2^63-1')
     .nullable()
     .optional(),
-  transfer_fee: z.int().min(0).max(50000, 'transfer_fee must be at most 50000').nullable().optional(),
+  transfer_fee: integer().min(0).max(50000, 'transfer_fee must be at most 50000').nullable().optional(),
   metadata_hex: z
     .string()
     .max(2048, 'metadata_hex is at most 1024 bytes')
@@ -89,17 +101,18 @@ export const OPERATION_KINDS = [
 ] as const;
 export type OperationKind = (typeof OPERATION_KINDS)[number];
 
-export const TagSchema = z.tuple([boundedString(128, 1), z.string().max(256)]);
+export const TagSchema = z.tuple([boundedString(128, 1), boundedText(256)]);
 
 export const IntentRequestSchema = z.strictObject({
   wallet: boundedString(128),
-  destination: boundedString(256),
+  destination: addressText(256),
   amount: AmountSchema,
   asset_symbol: boundedString(64).optional(),
-  asset_issuer: boundedString(256).optional(),
-  asset_decimals: z.int().min(0).max(36).optional(),
-  memo: z.string().max(1024, 'memo must be at most 1024 characters').optional(),
-  initiator: boundedString(128).optional(),
+  asset_issuer: addressText(256).optional(),
+  asset_decimals: integer().min(0).max(36).optional(),
+  memo: boundedText(1024, 'memo must be at most 1024 characters').optional(),
+  /** Who initiated the intent (identity.ts): exactly one spelling per identity. */
+  initiator: z.string().max(128).regex(INITIATOR_RE, `initiator must be ${INITIATOR_GRAMMAR}`).optional(),
   tags: z.array(TagSchema).max(32, 'at most 32 tags').optional(),
   operation: OperationSchema.optional(),
 });
@@ -140,7 +153,7 @@ export type NormalizedOperation =
 export const AssetSpecSchema = z.strictObject({
   chain: boundedString(64),
   symbol: boundedString(64),
-  decimals: z.int().min(0).max(36),
+  decimals: integer().min(0).max(36),
   issuer: z.string().max(256).nullable().optional(),
 });
 export type AssetSpec = z.infer<typeof AssetSpecSchema>;

@@ -4,11 +4,12 @@
  * (interface.md); the fields the engine reads are typed and checked.
  */
 import { z } from 'zod';
-import { AmountSchema, boundedString, hexBytes } from './common.js';
+import { AGENT_INITIATOR_RE } from '../identity.js';
+import { AmountSchema, boundedString, hexBytes, integer } from './common.js';
 import { OPERATION_KINDS } from './intent.js';
 
 const HHMM = z.string().regex(/^([01][0-9]|2[0-3]):[0-5][0-9]$/, 'time must be "HH:MM" (00:00..23:59), UTC');
-const WindowSeconds = z.int().min(1, 'window_seconds must be at least 1').max(366 * 86400);
+const WindowSeconds = integer().min(1, 'window_seconds must be at least 1').max(366 * 86400);
 const AddressList = z.array(boundedString(256)).max(10000, 'at most 10000 addresses');
 
 export const RULE_KINDS = [
@@ -43,9 +44,9 @@ export const RuleSchemas = {
   approval_threshold: z.looseObject({
     rule: z.literal('approval_threshold'),
     above: AmountSchema,
-    required_weight: z.int().min(1, 'required_weight must be at least 1').max(1_000_000),
+    required_weight: integer().min(1, 'required_weight must be at least 1').max(1_000_000),
     approvers: z
-      .array(z.strictObject({ id: boundedString(128), weight: z.int().min(1).max(1_000_000) }))
+      .array(z.strictObject({ id: boundedString(128), weight: integer().min(1).max(1_000_000) }))
       .min(1, 'approval_threshold needs at least one approver')
       .max(256)
       // One approver listed twice would count one approval twice: refuse the ambiguous policy.
@@ -60,7 +61,7 @@ export const RuleSchemas = {
   timelock_above: z.looseObject({
     rule: z.literal('timelock_above'),
     above: AmountSchema,
-    seconds: z.int().min(1, 'seconds must be at least 1').max(365 * 86400),
+    seconds: integer().min(1, 'seconds must be at least 1').max(365 * 86400),
   }),
   hard_ceiling: z.looseObject({ rule: z.literal('hard_ceiling'), max: AmountSchema }),
   require_attestation: z.looseObject({
@@ -69,12 +70,13 @@ export const RuleSchemas = {
   }),
   require_human_approver_for_agent_initiated: z.looseObject({
     rule: z.literal('require_human_approver_for_agent_initiated'),
-    min_strong: z.int().min(1).max(256).optional(),
+    min_strong: integer().min(1).max(256).optional(),
   }),
   agent_budget_ceiling: z.looseObject({
     rule: z.literal('agent_budget_ceiling'),
     budget: AmountSchema,
-    agent: boundedString(128).optional(),
+    /** One agent, as its initiator (`agent:<name>`); a policy naming it any other way is refused. */
+    agent: z.string().regex(AGENT_INITIATOR_RE, 'agent must be "agent:<name>" (name: 1..120 of a-z 0-9 . _ -)').optional(),
     asset: boundedString(256).optional(),
     window_seconds: WindowSeconds.nullable().optional(),
   }),
@@ -83,7 +85,7 @@ export const RuleSchemas = {
     start: HHMM,
     end: HHMM,
     days: z
-      .array(z.int().min(0, 'days are 0 (Sunday) .. 6').max(6, 'days are 0 (Sunday) .. 6'))
+      .array(integer().min(0, 'days are 0 (Sunday) .. 6').max(6, 'days are 0 (Sunday) .. 6'))
       .min(1, 'days, when given, must name at least one day')
       .max(7)
       .optional(),
@@ -120,7 +122,7 @@ export type RuleOf<K extends RuleKind> = Extract<Rule, { rule: K }>;
 
 export const PolicySetSchema = z.strictObject({
   wallet: boundedString(128),
-  version: z.int().min(0),
+  version: integer().min(0),
   rules: z.array(RuleSchema).max(256, 'at most 256 rules'),
 });
 export type PolicySet = z.infer<typeof PolicySetSchema>;

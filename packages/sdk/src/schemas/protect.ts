@@ -3,7 +3,7 @@
  * Finding, the protect inputs of SignRequest, and SignerOutcome.
  */
 import { z } from 'zod';
-import { boundedString } from './common.js';
+import { boundedString, boundedText } from './common.js';
 
 export const GUARDS = ['network_separation', 'counterfeit_asset', 'address_poisoning', 'burned_key'] as const;
 export type GuardName = (typeof GUARDS)[number];
@@ -30,7 +30,7 @@ export const ProtectInputsSchema = z.strictObject({
   burned: z.array(boundedString(256)).max(10000),
   evm_code: z.array(EvmCodeEntrySchema).max(64),
   token_owner_burned: z.boolean(),
-  onchain_symbol: z.string().max(64).nullable(),
+  onchain_symbol: boundedText(64).nullable(),
   compliance_cleared: z.boolean(),
   attestation_valid: z.boolean(),
 });

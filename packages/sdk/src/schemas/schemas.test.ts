@@ -263,3 +263,68 @@ describe('JSON Schema generation', () => {
     expect(approval.properties.intent.pattern).toBe('^int_[0-9a-f]{64}$');
   });
 });
+
+describe('issue #20: malformed input is a ValidationError naming the field, never a crash', () => {
+  const mpt = (maximum_amount: unknown) => ({ ...base, operation: { op: 'mpt_create', asset_scale: 0, flags: 0, maximum_amount } });
+
+  it.each([['abc'], ['1.5'], ['1e3'], ['\u0000'], ['\u202e'], ['x'.repeat(300 * 1024)], ['-0'], ['-1'], [' 1'], ['\ud800'], [''], [1.5], [-1], [true], [{}], [[]]])(
+    'attack: mpt_create maximum_amount %j is refused naming operation.maximum_amount',
+    (v) => {
+      expect(failure(IntentRequestSchema, mpt(v), 'intent').path).toBe('operation.maximum_amount');
+    },
+  );
+
+  it('maximum_amount up to 2^63-1 passes, as a number or a string', () => {
+    expect(IntentRequestSchema.safeParse(mpt('9223372036854775807')).success).toBe(true);
+    expect(IntentRequestSchema.safeParse(mpt(Number.MAX_SAFE_INTEGER)).success).toBe(true);
+  });
+
+  it('mpt flags past 32 bits are refused (the mask test alone reads only 32 bits)', () => {
+    expect(failure(IntentRequestSchema, { ...base, operation: { op: 'mpt_create', asset_scale: 0, flags: 2 ** 33 } }, 'intent').path).toBe('operation.flags');
+    expect(failure(IntentRequestSchema, { ...base, operation: { op: 'mpt_create', asset_scale: 0, flags: 2 ** 33 + 0x20 } }, 'intent').path).toBe('operation.flags');
+  });
+
+  it.each([['abc\u0000'], ['r\u202eDest'], ['rDest '], ['\u200brDest'], ['rDe\nst'], ['r\ud800']])('attack: destination %j with an invisible or control character is refused naming destination', (d) => {
+    expect(failure(IntentRequestSchema, { ...base, destination: d }, 'intent').path).toBe('destination');
+    expect(failure(IntentRequestSchema, { ...base, asset_issuer: d }, 'intent').path).toBe('asset_issuer');
+  });
+});
+
+describe('attack: integers given as -0 are refused in every integer field, naming it', () => {
+  /** Every path of `doc` whose value is a number. */
+  const numberPaths = (doc: unknown, at: (string | number)[] = []): (string | number)[][] => {
+    if (typeof doc === 'number') return [at];
+    if (Array.isArray(doc)) return doc.flatMap((v, i) => numberPaths(v, [...at, i]));
+    if (doc !== null && typeof doc === 'object') return Object.entries(doc).flatMap(([k, v]) => numberPaths(v, [...at, k]));
+    return [];
+  };
+  const withNegativeZero = (doc: unknown, path: (string | number)[]): unknown => {
+    const copy = structuredClone(doc) as Record<string | number, unknown>;
+    let node = copy;
+    for (const k of path.slice(0, -1)) node = node[k] as Record<string | number, unknown>;
+    node[path[path.length - 1] as string | number] = -0;
+    return copy;
+  };
+  const member = { address: 'rA1', curve: 'ed25519', weight: 1, label: 'a' };
+  const documents: [string, Parameters<typeof parseWith>[0], unknown][] = [
+    ['IntentRequest mpt_create', IntentRequestSchema, { ...base, asset_decimals: 2, operation: { op: 'mpt_create', asset_scale: 2, flags: 32, maximum_amount: 1000, transfer_fee: 10 } }],
+    ['IntentRequest account_flags', IntentRequestSchema, { ...base, operation: { op: 'account_flags', set: 8, clear: 6 } }],
+    ['SignedApproval', SignedApprovalSchema, { approver_id: 'alice', intent: `int_${'ab'.repeat(32)}`, verdict: 'approve', at: 1767225600, strong_auth: true, signature: { curve: 'ed25519', sig: 'ab'.repeat(64) } }],
+    ['WalletDescriptor', WalletDescriptorSchema, { wallet: 'w', chain: 'xrpl:testnet', control: { kind: 'native_multisig', address: 'rA', signers: [member, { ...member, address: 'rA2' }], quorum: 2 } }],
+    ['PolicySet', PolicySetSchema, { wallet: 'w', version: 3, rules: [{ rule: 'approval_threshold', above: '1', required_weight: 2, approvers: [{ id: 'a', weight: 1 }, { id: 'b', weight: 1 }] }, { rule: 'timelock_above', above: '1', seconds: 60 }, { rule: 'operating_window_utc', start: '09:00', end: '17:00', days: [1, 2] }, { rule: 'daily_velocity_cap', limit: '5', window_seconds: 60 }] }],
+    ['ChainParams xrpl', ChainParamsSchema, { kind: 'xrpl', sequence: 5, base_fee_drops: 10, last_ledger_sequence: 100, network_id: 1 }],
+    ['ChainParams stellar', ChainParamsSchema, { kind: 'stellar', sequence: 7, base_fee_stroops: 100, max_time: 1767225600, thresholds: { low: 1, med: 2, high: 3 } }],
+    ['ChainParams evm_safe', ChainParamsSchema, { kind: 'evm_safe', chain_id: 31337, safe_nonce: '0' }],
+  ];
+
+  it.each(documents)('%s', (_name, schema, doc) => {
+    expect(schema.safeParse(doc).success).toBe(true);
+    const paths = numberPaths(doc);
+    expect(paths.length).toBeGreaterThan(0);
+    for (const path of paths) {
+      // 0 itself may be out of range for a field; -0 must be refused whether or not 0 is accepted
+      const e = failure(schema, withNegativeZero(doc, path));
+      expect(e.path, JSON.stringify(path)).toBe(path.join('.'));
+    }
+  });
+});

@@ -3,13 +3,13 @@
  * WalletDescriptor, SignerDesc and ChainParams.
  */
 import { z } from 'zod';
-import { boundedString, CurveSchema } from './common.js';
+import { boundedString, boundedText, CurveSchema, integer } from './common.js';
 
 export const SignerDescSchema = z.strictObject({
   address: boundedString(256),
   curve: CurveSchema,
-  weight: z.int().min(1, 'weight must be at least 1').max(65535),
-  label: z.string().max(128),
+  weight: integer().min(1, 'weight must be at least 1').max(65535),
+  label: boundedText(128),
 });
 export type SignerDesc = z.infer<typeof SignerDescSchema>;
 
@@ -17,13 +17,13 @@ const NativeMultisig = z.strictObject({
   kind: z.literal('native_multisig'),
   address: boundedString(256),
   signers: z.array(SignerDescSchema).min(1, 'at least one signer').max(32, 'at most 32 signers'),
-  quorum: z.int().min(1, 'quorum must be at least 1').max(0xffffffff),
+  quorum: integer().min(1, 'quorum must be at least 1').max(0xffffffff),
 });
 const EvmSafe = z.strictObject({
   kind: z.literal('evm_safe'),
   safe: boundedString(256),
   owners: z.array(SignerDescSchema).min(1, 'at least one owner').max(64, 'at most 64 owners'),
-  threshold: z.int().min(1, 'threshold must be at least 1').max(64),
+  threshold: integer().min(1, 'threshold must be at least 1').max(64),
 });
 
 export const WalletControlSchema = z.discriminatedUnion('kind', [NativeMultisig, EvmSafe]);
@@ -59,10 +59,10 @@ export function walletMembers(wallet: WalletDescriptor): { members: SignerDesc[]
 
 const XrplParams = z.strictObject({
   kind: z.literal('xrpl'),
-  sequence: z.int().min(0).max(0xffffffff),
-  base_fee_drops: z.int().min(1).max(1_000_000_000),
-  last_ledger_sequence: z.int().min(1).max(0xffffffff),
-  network_id: z.int().min(0).max(0xffffffff).nullable(),
+  sequence: integer().min(0).max(0xffffffff),
+  base_fee_drops: integer().min(1).max(1_000_000_000),
+  last_ledger_sequence: integer().min(1).max(0xffffffff),
+  network_id: integer().min(0).max(0xffffffff).nullable(),
 });
 const StellarParams = z.strictObject({
   kind: z.literal('stellar'),
@@ -71,11 +71,11 @@ const StellarParams = z.strictObject({
    * would silently lose precision: past Number.MAX_SAFE_INTEGER the value must be a decimal string.
    */
   sequence: z.union([
-    z.int().min(0),
+    integer().min(0),
     z.string().regex(/^(0|[1-9][0-9]{0,18})$/, 'sequence must be an int64 decimal string'),
   ]),
-  base_fee_stroops: z.int().min(100, 'base_fee_stroops must be at least 100').max(100_000_000),
-  max_time: z.int().min(1),
+  base_fee_stroops: integer().min(100, 'base_fee_stroops must be at least 100').max(100_000_000),
+  max_time: integer().min(1),
   /**
    * The account's low / medium / high thresholds as the ledger holds them (Stellar only): an
    * operation needs the weight of its threshold class, which may differ from the descriptor's
@@ -83,12 +83,12 @@ const StellarParams = z.strictObject({
    * when the control plane stops collecting signatures; the ledger enforces the real thresholds.
    */
   thresholds: z
-    .strictObject({ low: z.int().min(0).max(255), med: z.int().min(0).max(255), high: z.int().min(0).max(255) })
+    .strictObject({ low: integer().min(0).max(255), med: integer().min(0).max(255), high: integer().min(0).max(255) })
     .optional(),
 });
 const EvmSafeParams = z.strictObject({
   kind: z.literal('evm_safe'),
-  chain_id: z.int().min(1),
+  chain_id: integer().min(1),
   safe_nonce: z.string().regex(/^(0|[1-9][0-9]{0,77})$/, 'safe_nonce must be a decimal integer string'),
 });
 
@@ -103,7 +103,7 @@ const CustomParams = z.strictObject({
   fields: z
     .record(
       z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'field names are identifiers'),
-      z.union([z.string().max(1024), z.int(), z.boolean(), z.null()]),
+      z.union([z.string().max(1024), integer(), z.boolean(), z.null()]),
     )
     .refine((f) => Object.keys(f).length <= 32, 'at most 32 fields'),
 });

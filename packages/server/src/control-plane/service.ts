@@ -23,6 +23,7 @@ import {
   normalizeRestrictions,
   restrictionDigest,
   canonicalize,
+  normalizeDestination,
   normalizeIntent,
   ChainParamsSchema,
   parseWith,
@@ -33,6 +34,7 @@ import {
   verifyEd25519,
   verifyReceiptChain,
   walletMembers,
+  type ApprovalProblem,
   type ApproverKey,
   type ChainDriver,
   type Contribution,
@@ -509,8 +511,14 @@ export class ControlPlane {
     return m;
   }
 
-  #countedApprovals(record: Pick<IntentRecord, 'intentId' | 'approvals' | 'intent'>): SignedApproval[] {
-    return verifyApprovals(record.approvals, { intentId: record.intentId, approvers: this.#approverKeys(), initiator: record.intent.initiator }).valid;
+  /** Stored approvals are judged as new ones are (approveSigned), and as the signer will judge them. */
+  #countedApprovals(record: Pick<IntentRecord, 'intentId' | 'approvals' | 'intent' | 'created_at'>): SignedApproval[] {
+    return verifyApprovals(record.approvals, {
+      intentId: record.intentId,
+      approvers: this.#approverKeys(),
+      initiator: record.intent.initiator,
+      window: { createdAt: record.created_at, now: this.now() },
+    }).valid;
   }
 
   #complianceCleared(destination: string): boolean {
@@ -564,7 +572,11 @@ export class ControlPlane {
 
   /** POST /intent: content-addressed; a replay returns the stored original unchanged. */
   async createIntent(request: IntentRequest): Promise<IntentRecord> {
-    const intent = normalizeIntent(request);
+    const normalized = normalizeIntent(request);
+    // The destination in its one form for the wallet's chain before the id is computed: one
+    // address, one intent (the signer normalises the same way before it recomputes the id).
+    const wallet = this.wallet(normalized.wallet);
+    const intent = normalizeDestination(normalized, this.driverFor(wallet), wallet.chain);
     // Same definition as the SDK's intentId (normalising twice is a no-op), without a second
     // validation pass; node:crypto's SHA-256 gives the same digest as @noble's, faster.
     const id = `int_${createHash('sha256').update(canonicalize(intent), 'utf8').digest('hex')}`;
@@ -572,7 +584,6 @@ export class ControlPlane {
     if (existing) return existing;
     const inflight = this.#creating.get(id);
     if (inflight) return inflight;
-    this.wallet(intent.wallet);
     const work = (async () => {
       const now = this.now();
       const base = { intentId: id, intent, created_at: now, approvals: [] as SignedApproval[] };
@@ -638,10 +649,17 @@ export class ControlPlane {
       if (!isOpen(cur.status)) {
         throw new RefusedError(`approvals are closed: intent is ${cur.status}`, { data: { reason: 'approvals_closed', status: cur.status } });
       }
-      const check = verifyApprovals([approval], { intentId: id, approvers: this.#approverKeys(), initiator: cur.intent.initiator });
+      const check = verifyApprovals([approval], {
+        intentId: id,
+        approvers: this.#approverKeys(),
+        initiator: cur.intent.initiator,
+        window: { createdAt: cur.created_at, now: this.now() },
+      });
       const problem = check.problems[0];
       if (problem) {
-        const path = problem.reason === 'wrong_intent' ? 'intent' : problem.reason === 'bad_signature' ? 'signature.sig' : problem.reason === 'malformed' ? '' : 'approver_id';
+        // The field each problem names (400 `approval.<path>`); the rest name approver_id.
+        const paths: Partial<Record<ApprovalProblem, string>> = { wrong_intent: 'intent', bad_signature: 'signature.sig', malformed: '', stale: 'at', future: 'at' };
+        const path = paths[problem.reason] ?? 'approver_id';
         throw new ValidationError('approval', [{ path, message: problem.message }], { data: { reason: problem.reason } });
       }
       const approvals = [...cur.approvals.filter((a) => a.approver_id !== approval.approver_id), approval];

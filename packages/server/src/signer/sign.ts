@@ -25,6 +25,7 @@ import {
   type PolicySet,
   InternalError,
   intentId as computeIntentId,
+  normalizeDestination,
   normalizeIntent,
   policyDigest,
   runGuards,
@@ -213,11 +214,15 @@ async function check(req: SignRequest, deps: SignerDeps, now: number, events: St
   // The trust file as the restrictions in force leave it: an approver they name is revoked.
   const trust = restrictedTrust(deps.trust, state.restrictions);
 
-  // intent_tampered: the id must be the content address of the request it carries.
+  // intent_tampered: the id must be the content address of the request it carries, with its
+  // destination in the one form the control plane gives it (so an address written another way,
+  // or not an address of the chain, is not the intent the control plane created).
   let normalized: NormalizedIntent;
   let id: string;
   try {
     normalized = normalizeIntent(req.intent.request);
+    const served = trust.wallet(normalized.wallet)?.descriptor.chain;
+    if (served !== undefined && deps.drivers.has(served)) normalized = normalizeDestination(normalized, deps.drivers.get(served), served);
     id = computeIntentId(normalized);
   } catch (e) {
     return refuse('intent_tampered', `the intent request does not normalise: ${(e as Error).message}`);
@@ -254,7 +259,14 @@ async function check(req: SignRequest, deps: SignerDeps, now: number, events: St
   }
 
   // approvals: every approval must verify against the signer's own approver keys.
-  const verified = verifyApprovals(req.approvals, { intentId: id, approvers: trust.approvers, initiator: normalized.initiator, verdicts });
+  // Dated between the intent's claimed creation and this signer's clock (each +- the skew).
+  const verified = verifyApprovals(req.approvals, {
+    intentId: id,
+    approvers: trust.approvers,
+    initiator: normalized.initiator,
+    window: { createdAt: req.intent.created_at, now },
+    verdicts,
+  });
   if (verified.problems.length > 0) {
     const p = verified.problems[0] as (typeof verified.problems)[number];
     refuse('approvals', `approval ${p.index} (${p.approver_id ?? 'unknown'}): ${p.reason}: ${p.message}${verified.problems.length > 1 ? ` (and ${verified.problems.length - 1} more)` : ''}`);

@@ -13,13 +13,16 @@
  *
  * Two changes are not tamperings the signer can see, and are generated as benign on purpose:
  * reordering approvals, and moving created_at (not covered by the intent id) for an amount no
- * timelock applies to. `network_id` is not generated: the memory ledger's payload has no network
+ * timelock applies to, as long as the approvals are not then dated before the claimed creation
+ * (stale: refused at the approvals step). A destination that is not an address of the chain is
+ * not an intent the control plane could have created: intent_tampered, re-hashed or not. `network_id` is not generated: the memory ledger's payload has no network
  * id, so the memory driver ignores it (a real XRPL driver puts NetworkID in the payload).
  */
-import { fromHex, intentId, policyDigest, signApproval, verifyEd25519, verifyReceiptChain, type RefusalReason, type SignRequest } from '@vault/sdk';
+import { APPROVAL_CLOCK_SKEW_SECONDS, fromHex, intentId, policyDigest, signApproval, verifyEd25519, verifyReceiptChain, type RefusalReason, type SignRequest } from '@vault/sdk';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyAndSign } from '../../src/signer/sign.js';
+import { memoryAddressProblem } from '@vault/sdk/testing';
 import { approver, makeWorld, type World } from './helpers.js';
 
 const MEM_ADDR = fc.stringMatching(/^mem1[0-9a-f]{40}$/);
@@ -88,7 +91,8 @@ function tamper(req: SignRequest, fields: readonly Field[], p: Params): RefusalR
   if (has('operation')) ((r.operation = p.operation), (intentChanged = true));
   if (has('memo')) ((r.memo = p.memo), (intentChanged = true));
   if (has('created_at')) req.intent.created_at = p.created_at;
-  if (intentChanged && p.rehash) req.intent.id = intentId(r);
+  const notAnAddress = r.destination !== base.intent.request.destination && memoryAddressProblem(r.destination) !== null;
+  if (intentChanged && p.rehash && !notAnAddress) req.intent.id = intentId(r);
 
   if (has('policy')) {
     const rules = [...req.policy.rules];
@@ -205,11 +209,14 @@ function tamper(req: SignRequest, fields: readonly Field[], p: Params): RefusalR
     if (addr !== req.signer_address) ((req.signer_address = addr), (signerChanged = true));
   }
 
+  // Approvals dated before the claimed creation (beyond the skew) are stale.
+  const stale = req.approvals.some((a) => a.at < req.intent.created_at - APPROVAL_CLOCK_SKEW_SECONDS);
+
   // The contract's order.
-  if (intentChanged && !p.rehash) return 'intent_tampered';
+  if (intentChanged && (!p.rehash || notAnAddress)) return 'intent_tampered';
   if (has('policy')) return 'policy_mismatch';
   if (intentChanged) return 'approvals'; // re-hashed: every approval is for the original intent
-  if (approvalsEffect === 'approvals') return 'approvals';
+  if (approvalsEffect === 'approvals' || stale) return 'approvals';
   if (approvalsEffect === 'rejected') return 'rejected';
   if (approvalsEffect === 'policy_denied' || protectEffect === 'policy_denied') return 'policy_denied';
   if (protectEffect === 'protected') return 'protected';

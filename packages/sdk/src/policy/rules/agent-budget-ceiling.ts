@@ -1,6 +1,6 @@
+import { parseInitiator, sameIdentity } from '../../identity.js';
 import { assetMatcher, OUTFLOW_OPS, spendInWindow } from '../amounts.js';
 import type { RuleModule } from '../types.js';
-import { isAgentInitiated } from './require-human-approver.js';
 
 /**
  * agent_budget_ceiling: an agent's outflows of the asset (this one included) may not exceed
@@ -11,8 +11,12 @@ export const agentBudgetCeiling: RuleModule<'agent_budget_ceiling'> = {
   kind: 'agent_budget_ceiling',
   evaluate(rule, input, label) {
     const initiator = input.intent.initiator;
-    if (!isAgentInitiated(initiator)) return { effect: 'pass' };
-    if (rule.agent !== undefined && rule.agent !== initiator) return { effect: 'pass' };
+    const agent = parseInitiator(initiator);
+    if (agent?.kind !== 'agent') return { effect: 'pass' };
+    if (rule.agent !== undefined) {
+      const named = parseInitiator(rule.agent);
+      if (named === null || !sameIdentity(named, agent)) return { effect: 'pass' };
+    }
     if (!OUTFLOW_OPS.has(input.intent.operation.op)) return { effect: 'pass' };
     const assetOk = assetMatcher(rule.asset, input.intent);
     if (rule.asset !== undefined && !assetOk(input.intent)) return { effect: 'pass' };

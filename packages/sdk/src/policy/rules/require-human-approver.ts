@@ -1,11 +1,12 @@
+import { parseInitiator } from '../../identity.js';
 import { approvers } from '../amounts.js';
 import type { RuleModule } from '../types.js';
 
 export const AGENT_PREFIX = 'agent:';
 
-/** An intent is agent-initiated when its initiator is `agent:<name>`. */
+/** An intent is agent-initiated when its initiator parses as `agent:<name>` (identity.ts). */
 export function isAgentInitiated(initiator: string): boolean {
-  return initiator.startsWith(AGENT_PREFIX);
+  return parseInitiator(initiator)?.kind === 'agent';
 }
 
 /**

@@ -1,0 +1,48 @@
+/**
+ * @module destination
+ * An intent's addresses, checked and written in one form for the wallet's chain before its id is
+ * computed: the control plane (creating the intent) and the signer (recomputing its id) call the
+ * same function, so one address always makes one intent and both services agree on its id.
+ */
+import { normalizeIntent } from './digest.js';
+import type { ChainDriver } from './driver/types.js';
+import { ValidationError } from './errors.js';
+import type { NormalizedIntent } from './schemas/intent.js';
+
+/**
+ * Validates `intent.destination` with the wallet's driver and returns the intent with the
+ * driver's normalised form of it (EIP-55 checksum on EVM chains; on XRPL the classic address, or
+ * the X-address itself when it carries a destination tag). `asset_issuer` is normalised the same
+ * way when it is an address of the chain; other issuer forms (`CODE:ISSUER`, `ACCOUNT.CODE`, an
+ * MPT id) are left to the driver's build. Every operation's destination must be an address of
+ * the chain (the network_separation guard demands it at execution too); for mpt_create and
+ * account_flags, which act on the wallet itself, give the wallet's address.
+ *
+ * Throws a ValidationError naming `destination` when it is not an address of `chain`. Returns the
+ * same object when nothing changes (the common case costs one driver call), else a new
+ * normalised intent.
+ *
+ * @example
+ * const intent = normalizeDestination(normalizeIntent(body), driver, wallet.chain)
+ * const id = intentId(intent)
+ */
+export function normalizeDestination(
+  intent: NormalizedIntent,
+  driver: Pick<ChainDriver, 'validateAddress'>,
+  chain: string,
+): NormalizedIntent {
+  const n = normalizeIntent(intent);
+  const dest = driver.validateAddress(chain, n.destination);
+  if (!dest.valid) {
+    throw new ValidationError('intent', [{ path: 'destination', message: `not an address on ${chain}: ${dest.reason}` }]);
+  }
+  let issuer = n.asset_issuer;
+  if (issuer !== undefined) {
+    const check = driver.validateAddress(chain, issuer);
+    if (check.valid) issuer = check.normalized;
+  }
+  if (dest.normalized === n.destination && issuer === n.asset_issuer) return n;
+  // Same members in the same order; validated again, so a driver's normalised form must itself
+  // be a valid destination.
+  return normalizeIntent({ ...n, destination: dest.normalized, ...(issuer !== undefined ? { asset_issuer: issuer } : {}) });
+}
