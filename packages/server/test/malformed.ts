@@ -5,7 +5,9 @@
  * object enclosing it, for a check across fields); other refusals must be documented statuses.
  */
 import fc from 'fast-check';
+import type { Hono } from 'hono';
 import { expect } from 'vitest';
+import { listen, type Listening } from '../src/http/listen.js';
 
 export type Path = (string | number)[];
 
@@ -76,4 +78,26 @@ export function judge(res: { status: number; body: unknown }, path: Path, r: Rep
     return;
   }
   expect(allowed, `${where} -> ${res.status} ${JSON.stringify(res.body)?.slice(0, 300)}`).toContain(res.status);
+}
+
+/**
+ * A service app on a real loopback socket, and a raw POST to it: the body goes out as the exact
+ * text given (a raw `-0` or `1e400` must reach the server's JSON parser as written).
+ */
+export async function serveForProbe(app: Hono): Promise<{ post(path: string, body: string, headers: Record<string, string>): Promise<{ status: number; body: any }>; close(): Promise<void> }> {
+  const server: Listening = await listen(app);
+  return {
+    async post(path, body, headers) {
+      const res = await fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+      const text = await res.text();
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = text;
+      }
+      return { status: res.status, body: parsed };
+    },
+    close: () => server.close(),
+  };
 }

@@ -6,10 +6,9 @@
  */
 import { APPROVAL_CLOCK_SKEW_SECONDS, canonicalize, generateEd25519KeyPair, signApproval, signEd25519, fromHex, toHex, type Rule } from '@vault/sdk';
 import fc from 'fast-check';
-import type { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createControlPlaneApp } from '../../src/control-plane/app.js';
-import { judge, pathsOf, replaced, replacement, type Path } from '../malformed.js';
+import { judge, pathsOf, replaced, replacement, serveForProbe, type Path } from '../malformed.js';
 import { PASSPHRASE, setup, type Harness } from './helpers.js';
 
 // Real fsync and scrypt on a shared 2-core machine: allow for slow moments.
@@ -27,27 +26,18 @@ const threshold: Rule = {
 };
 
 let h: Harness;
-let app: Hono;
+let probe: Awaited<ReturnType<typeof serveForProbe>>;
 beforeAll(async () => {
   h = await setup({ rules: [{ rule: 'always_allow' }, threshold] });
-  app = createControlPlaneApp(h.running.cp);
+  probe = await serveForProbe(createControlPlaneApp(h.running.cp));
 });
 afterAll(async () => {
+  await probe.close();
   await h.close();
 });
 
 async function post(path: string, body: string, token: string | null | undefined = h.client.getToken()): Promise<{ status: number; body: any }> {
-  const headers: Record<string, string> = { host: '127.0.0.1', 'content-type': 'application/json' };
-  if (token) headers['authorization'] = `Bearer ${token}`;
-  const res = await app.request(`http://127.0.0.1${path}`, { method: 'POST', headers, body });
-  const text = await res.text();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = text;
-  }
-  return { status: res.status, body: parsed };
+  return probe.post(path, body, token ? { authorization: `Bearer ${token}` } : {});
 }
 
 const intentBody = (extra: Record<string, unknown> = {}) => ({ wallet: 'ops', destination: h.dest(), amount: '1000', ...extra });

@@ -6,37 +6,27 @@
  */
 import { APPROVAL_CLOCK_SKEW_SECONDS, intentId, SIGNER_TOKEN_HEADER, signApproval, type SignRequest } from '@vault/sdk';
 import fc from 'fast-check';
-import type { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSignerApp } from '../../src/signer/app.js';
 import { verifyAndSign, type SignOutcome } from '../../src/signer/sign.js';
-import { judge, pathsOf, replaced, replacement, type Path } from '../malformed.js';
+import { judge, pathsOf, replaced, replacement, serveForProbe, type Path } from '../malformed.js';
 import { makeWorld, type World } from './helpers.js';
 
 const TOKEN = 'test-token-0123456789abcdef-0123456789';
 let w: World;
-let app: Hono;
+let probe: Awaited<ReturnType<typeof serveForProbe>>;
 
 beforeAll(async () => {
   w = await makeWorld();
-  app = createSignerApp({ ...w.deps, token: TOKEN });
+  probe = await serveForProbe(createSignerApp({ ...w.deps, token: TOKEN }));
 });
-afterAll(() => w.cleanup());
+afterAll(async () => {
+  await probe.close();
+  w.cleanup();
+});
 
 async function sign(body: string): Promise<{ status: number; body: any }> {
-  const res = await app.request('http://127.0.0.1/sign', {
-    method: 'POST',
-    headers: { host: '127.0.0.1', 'content-type': 'application/json', [SIGNER_TOKEN_HEADER]: TOKEN },
-    body,
-  });
-  const text = await res.text();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = text;
-  }
-  return { status: res.status, body: parsed };
+  return probe.post('/sign', body, { [SIGNER_TOKEN_HEADER]: TOKEN });
 }
 
 function refusal(outcome: SignOutcome): { reason: string; message: string } {
