@@ -39,7 +39,7 @@ export function statementMessage(statement: UnsignedStatement | SignedStatement)
  * @example
  * const clearance = signStatement({ kind: 'clearance', destination: 'rCounterparty…', clearer: clearerKeyHex, issued_at: now, expires_at: now + 86400 }, clearerSecret)
  */
-export function signStatement(statement: UnsignedStatement, secretKey: Uint8Array | string): SignedStatement {
+export function signStatement<S extends UnsignedStatement>(statement: S, secretKey: Uint8Array | string): Extract<SignedStatement, { kind: S['kind'] }> {
   const key = typeof secretKey === 'string' ? fromHex(secretKey, 'secretKey', 32) : secretKey;
   if (key.length !== 32) throw new ValidationError('secretKey', [{ path: '', message: `expected 32 bytes, got ${key.length}` }]);
   const named = statementKey(statement);
@@ -47,7 +47,7 @@ export function signStatement(statement: UnsignedStatement, secretKey: Uint8Arra
     throw new ValidationError('secretKey', [{ path: '', message: `is not the secret key of ${statement.kind === 'attestation' ? 'attester' : 'clearer'} ${named}` }]);
   }
   const sig = toHex(signEd25519(statementMessage(statement), key));
-  return parseWith(SignedStatementSchema, { ...statement, signature: { curve: 'ed25519', sig } }, 'statement');
+  return parseWith(SignedStatementSchema, { ...statement, signature: { curve: 'ed25519', sig } }, 'statement') as Extract<SignedStatement, { kind: S['kind'] }>;
 }
 
 export type StatementProblem = 'malformed' | 'not_yet_valid' | 'expired' | 'other_subject' | 'unnamed_key' | 'bad_signature';
