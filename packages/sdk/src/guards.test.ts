@@ -5,6 +5,7 @@ import {
   addressFacts,
   addressPoisoning,
   burnedKey,
+  chainFactsDisagreement,
   counterfeitAsset,
   GUARD_FUNCTIONS,
   networkSeparation,
@@ -665,5 +666,31 @@ describe('addressFacts', () => {
     expect(report.findings).toEqual([
       { guard: 'network_separation', severity: 'block', detail: `destination ${xaddr} belongs to xrpl:testnet, but the wallet is on xrpl:mainnet` },
     ]);
+  });
+});
+
+describe('chainFactsDisagreement', () => {
+  const A = `0x${'ab'.repeat(20)}`;
+  const T = `0x${'cd'.repeat(20)}`;
+  const read = { evm_code: [[A, '0x'], [T, '0x6080AbCd']] as [string, string][], onchain_symbol: 'VTT', token_owner_burned: false };
+
+  it('agrees with the same facts in another order, address case or code case', () => {
+    expect(chainFactsDisagreement(read, read)).toBeNull();
+    const same = { ...read, evm_code: [[T.toUpperCase().replace('0X', '0x'), '0x6080abcd'], [A, '0x']] as [string, string][] };
+    expect(chainFactsDisagreement(same, read)).toBeNull();
+  });
+
+  it.each([
+    ['token_owner_burned flipped', { ...read, token_owner_burned: true }, /token_owner_burned is true; the ledger says false/],
+    ['onchain_symbol changed', { ...read, onchain_symbol: 'USDC' }, /onchain_symbol is "USDC"; the ledger says "VTT"/],
+    ['onchain_symbol blanked', { ...read, onchain_symbol: null }, /onchain_symbol is null/],
+    ['onchain_symbol in another case', { ...read, onchain_symbol: 'vtt' }, /onchain_symbol/],
+    ['evm_code emptied', { ...read, evm_code: [] }, /evm_code is none; the ledger says/],
+    ['code claimed where there is none', { ...read, evm_code: [[A, '0x60'], [T, '0x6080abcd']] as [string, string][] }, /evm_code is/],
+    ['an entry dropped', { ...read, evm_code: [[T, '0x6080abcd']] as [string, string][] }, /evm_code is/],
+    ['an entry added', { ...read, evm_code: [...read.evm_code, [`0x${'ee'.repeat(20)}`, '0x']] as [string, string][] }, /evm_code is/],
+    ['an entry repeated in place of another', { ...read, evm_code: [[A, '0x'], [A, '0x']] as [string, string][] }, /evm_code is/],
+  ])('disagrees when %s', (_name, claimed, message) => {
+    expect(chainFactsDisagreement(claimed, read)).toMatch(message);
   });
 });

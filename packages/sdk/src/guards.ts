@@ -5,7 +5,7 @@
  * returned to the caller as a warning. The control plane (GET /intent/{id}/protect, execute) and
  * the signer (before it signs) run exactly these.
  */
-import type { ChainDriver } from './driver/types.js';
+import type { ChainDriver, ChainProtectFacts } from './driver/types.js';
 import { sameAddress } from './policy/amounts.js';
 import type { AssetSpec, NormalizedIntent } from './schemas/intent.js';
 import type { Finding, GuardName, ProtectInputs } from './schemas/protect.js';
@@ -171,6 +171,36 @@ export function burnedKey(input: GuardInput): Finding[] {
     );
   }
   return out;
+}
+
+/**
+ * Where the chain facts a caller was sent (`protect` as a control plane filled it) differ from the
+ * facts it read through its own driver, or null when they agree exactly: `token_owner_burned`
+ * equal, `onchain_symbol` the same string (or both null), `evm_code` the same set of
+ * `[address, code]` entries, addresses compared as sameAddress does and code case-insensitively,
+ * in any order. A signer refuses on any difference: those facts decide guards, and a control
+ * plane that got them wrong (or lied) must not have its version checked.
+ *
+ * @example
+ * const diff = chainFactsDisagreement(request.protect, await driver.fetchProtectInputs(intent, wallet))
+ * if (diff !== null) refuse('protected', diff)
+ */
+export function chainFactsDisagreement(claimed: ChainProtectFacts, read: ChainProtectFacts): string | null {
+  if (claimed.token_owner_burned !== read.token_owner_burned) {
+    return `token_owner_burned is ${String(claimed.token_owner_burned)}; the ledger says ${String(read.token_owner_burned)}`;
+  }
+  if (claimed.onchain_symbol !== read.onchain_symbol) {
+    return `onchain_symbol is ${JSON.stringify(claimed.onchain_symbol)}; the ledger says ${JSON.stringify(read.onchain_symbol)}`;
+  }
+  const entries = (code: ChainProtectFacts['evm_code']) =>
+    code.map(([a, c]) => `${/^0x[0-9a-fA-F]{40}$/.test(a) ? a.toLowerCase() : a} ${c.toLowerCase()}`).sort();
+  const c = entries(claimed.evm_code);
+  const r = entries(read.evm_code);
+  if (c.length !== r.length || c.some((e, i) => e !== r[i])) {
+    const brief = (list: ChainProtectFacts['evm_code']) => (list.length === 0 ? 'none' : list.map(([a, code]) => `${a}: ${code.length > 10 ? `${code.slice(0, 10)}… (${(code.length - 2) / 2} bytes)` : code}`).join(', '));
+    return `evm_code is ${brief(claimed.evm_code)}; the ledger says ${brief(read.evm_code)}`;
+  }
+  return null;
 }
 
 /** The guards in the order they run. */

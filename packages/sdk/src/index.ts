@@ -22,6 +22,7 @@ export {
 } from './digest.js';
 export { verifyEd25519, verifyEd25519Async, signEd25519, ed25519Signer, ed25519PublicKey, generateEd25519KeyPair } from './ed25519.js';
 export * from './approvals.js';
+export * from './statements.js';
 export * from './restrictions.js';
 export { parseInitiator, formatIdentity, sameIdentity, isInitiator, approverIdentity, INITIATOR_RE, type Identity } from './identity.js';
 export { normalizeDestination } from './destination.js';

@@ -23,6 +23,7 @@ import { PolicySetSchema, RuleSchema } from './policy.js';
 import { FindingSchema, ProtectInputsSchema, SignerOutcomeSchema } from './protect.js';
 import { RestrictionSetSchema, RestrictionsInForceSchema, RestrictionsResultSchema } from './restriction.js';
 import { SignRequestSchema, SignResponseSchema, SignerRefusalSchema } from './sign.js';
+import { SignedStatementSchema } from './statement.js';
 import { SupplyReportSchema } from './supply-report.js';
 import { ChainParamsSchema, SignerDescSchema, WalletDescriptorSchema } from './wallet.js';
 
@@ -34,6 +35,7 @@ export * from './policy.js';
 export * from './protect.js';
 export * from './restriction.js';
 export * from './sign.js';
+export * from './statement.js';
 export * from './supply-report.js';
 export * from './wallet.js';
 
@@ -73,6 +75,7 @@ export const WIRE_SCHEMAS = {
   AssetSpec: AssetSpecSchema,
   Decision: DecisionSchema,
   SignedApproval: SignedApprovalSchema,
+  SignedStatement: SignedStatementSchema,
   Finding: FindingSchema,
   SignerOutcome: SignerOutcomeSchema,
   Rule: RuleSchema,

@@ -32,7 +32,12 @@ export type RuleKind = (typeof RULE_KINDS)[number];
 
 export const RuleSchemas = {
   always_allow: z.looseObject({ rule: z.literal('always_allow') }),
-  require_compliance_clearance: z.looseObject({ rule: z.literal('require_compliance_clearance') }),
+  require_compliance_clearance: z.looseObject({
+    rule: z.literal('require_compliance_clearance'),
+    // Optional so policies written before clearances were signed still load; a rule naming no
+    // clearer is never met (verifyStatements), on the control plane and on the signer alike.
+    clearers: z.array(hexBytes(32)).max(64).optional(),
+  }),
   destination_allowlist: z.looseObject({ rule: z.literal('destination_allowlist'), addresses: AddressList }),
   destination_blocklist: z.looseObject({ rule: z.literal('destination_blocklist'), addresses: AddressList }),
   daily_velocity_cap: z.looseObject({

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { boundedString, boundedText } from './common.js';
+import { MAX_STATEMENTS, SignedStatementSchema } from './statement.js';
 
 export const GUARDS = ['network_separation', 'counterfeit_asset', 'address_poisoning', 'burned_key'] as const;
 export type GuardName = (typeof GUARDS)[number];
@@ -33,6 +34,11 @@ export const ProtectInputsSchema = z.strictObject({
   onchain_symbol: boundedText(64).nullable(),
   compliance_cleared: z.boolean(),
   attestation_valid: z.boolean(),
+  /**
+   * The signed attestations and clearances behind the two flags above. A signer decides both flags
+   * from these alone (verifyStatements); the flags are the control plane's view, for the record.
+   */
+  statements: z.array(SignedStatementSchema).max(MAX_STATEMENTS).optional(),
 });
 export type ProtectInputs = z.infer<typeof ProtectInputsSchema>;
 

@@ -31,6 +31,9 @@ import {
   runGuards,
   sha256Hex,
   verifyApprovals,
+  verifyStatements,
+  sameAddress,
+  MAX_STATEMENTS,
   verifyEd25519,
   verifyReceiptChain,
   walletMembers,
@@ -50,7 +53,9 @@ import {
   type SignRequest,
   type SignerClient,
   type SignedApproval,
+  type SignedStatement,
   type SignerOutcome,
+  type StatementVerdict,
   type WalletDescriptor,
 } from '@vault/sdk';
 import { createHash, randomBytes } from 'node:crypto';
@@ -63,7 +68,6 @@ import { importPlugin, type PluginModule } from '../plugins.js';
 import { PassphraseFileSchema, ReceiptSigner, verifyPassphrase, type PassphraseFile } from './secrets.js';
 import { SessionStore, UnlockQueue } from './sessions.js';
 import {
-  attestationValid,
   canonicalJson,
   encodeState,
   readStateFile,
@@ -521,26 +525,31 @@ export class ControlPlane {
     }).valid;
   }
 
-  #complianceCleared(destination: string): boolean {
-    return this.state.compliance.cleared_destinations.includes(destination);
-  }
-
-  #attestationValid(policy: PolicySet, wallet: string): boolean {
-    const attesters = policy.rules.flatMap((r) => (r.rule === 'require_attestation' ? r.attesters : []));
-    return attesters.length > 0 && attestationValid(this.state, wallet, attesters, this.now());
+  /**
+   * The state file's attestations of the wallet and clearances of the destination, verified by the
+   * SDK function each signer runs on the statements it is sent: the two services decide
+   * attestation_valid and compliance_cleared the same way, from signatures, never from a list.
+   */
+  #statements(policy: PolicySet, intent: { wallet: string; destination: string }): StatementVerdict {
+    const candidates = [
+      ...this.state.attestation.attestations.filter((a) => a.wallet === intent.wallet),
+      ...this.state.compliance.clearances.filter((c) => sameAddress(c.destination, intent.destination)),
+    ];
+    return verifyStatements(candidates, { policy, wallet: intent.wallet, chain: this.wallet(intent.wallet).chain, destination: intent.destination, now: this.now() });
   }
 
   #evaluate(record: Pick<IntentRecord, 'intentId' | 'approvals' | 'intent' | 'created_at'> & Partial<IntentRecord>, existing: IntentRecord | null): Decision {
     const policy = this.policy(record.intent.wallet);
     const now = this.now();
+    const statements = this.#statements(policy, record.intent);
     return evaluatePolicy(policy, record.intent, {
       now,
       created_at: record.created_at,
       intentId: record.intentId,
       history: this.#history.forPolicy(policy, record.intent.wallet, now, existing ?? undefined),
       approvals: this.#countedApprovals(record),
-      compliance_cleared: this.#complianceCleared(record.intent.destination),
-      attestation_valid: this.#attestationValid(policy, record.intent.wallet),
+      compliance_cleared: statements.compliance_cleared,
+      attestation_valid: statements.attestation_valid,
     });
   }
 
@@ -699,14 +708,16 @@ export class ControlPlane {
     const facts = await driver.fetchProtectInputs(record.intent, wallet);
     const policy = this.policy(wallet.wallet);
     const known = new Set([...this.state.known_destinations, ...this.store.knownFor(wallet.wallet)]);
+    const statements = this.#statements(policy, record.intent);
     return {
       known_destinations: [...known].slice(0, 10000),
       burned: [...this.state.burned],
       evm_code: facts.evm_code,
       token_owner_burned: facts.token_owner_burned,
       onchain_symbol: facts.onchain_symbol,
-      compliance_cleared: this.#complianceCleared(record.intent.destination),
-      attestation_valid: this.#attestationValid(policy, wallet.wallet),
+      compliance_cleared: statements.compliance_cleared,
+      attestation_valid: statements.attestation_valid,
+      statements: evidence(statements.valid),
     };
   }
 
@@ -1363,3 +1374,16 @@ function publicDevice(d: Device): Record<string, unknown> {
   return { id: d.id, role: d.role, label: d.label, public_key: d.public_key, paired_at: d.paired_at, revoked_at: d.revoked_at, revoked: d.revoked_at !== null };
 }
 
+/**
+ * The statements a SignRequest carries: per kind and signing key the one that stays valid longest
+ * (one per key meets every rule that names the key), at most MAX_STATEMENTS.
+ */
+function evidence(valid: readonly SignedStatement[]): SignedStatement[] {
+  const best = new Map<string, SignedStatement>();
+  for (const s of valid) {
+    const key = `${s.kind}:${s.kind === 'attestation' ? s.attester : s.clearer}`;
+    const held = best.get(key);
+    if (held === undefined || s.expires_at > held.expires_at) best.set(key, s);
+  }
+  return [...best.values()].slice(0, MAX_STATEMENTS);
+}

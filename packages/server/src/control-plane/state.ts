@@ -7,16 +7,15 @@
  */
 import {
   AssetSpecSchema,
+  AttestationStatementSchema,
+  ClearanceStatementSchema,
   PolicySetSchema,
   ValidationError,
   WalletDescriptorSchema,
   canonicalize,
-  fromHex,
   parsePolicy,
   parseWith,
   toValidationIssues,
-  utf8Bytes,
-  verifyEd25519,
 } from '@vault/sdk';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
@@ -62,19 +61,6 @@ export const DriverEntrySchema = z.strictObject({
 });
 export type DriverEntry = z.infer<typeof DriverEntrySchema>;
 
-/**
- * An attestation: an attester key signs `"vault-attestation-v1\n" + JCS({wallet, expires_at})`.
- * It makes `attestation_valid` true for the wallet until `expires_at` when the attester is one
- * the wallet's require_attestation rule names.
- */
-export const AttestationSchema = z.strictObject({
-  wallet: z.string().min(1).max(128),
-  attester: Hex32,
-  expires_at: z.int().min(0),
-  sig: z.string().regex(/^[0-9a-f]{128}$/, 'sig must be 128 lowercase hex digits'),
-});
-export type Attestation = z.infer<typeof AttestationSchema>;
-
 export const StateFileSchema = z
   .strictObject({
     $schema: z.string().optional(),
@@ -92,12 +78,28 @@ export const StateFileSchema = z
     signers: z.record(z.string().min(1).max(256), SignerEndpointSchema).default({}),
     compliance: z
       .strictObject({
-        /** Destinations cleared by compliance (compliance_cleared is true for these). */
-        cleared_destinations: z.array(z.string().min(1).max(256)).max(100000).default([]),
+        /**
+         * Clearances of destinations, each signed by a clearer key (SDK signStatement). One counts
+         * for an intent when a require_compliance_clearance rule of its policy names the key; the
+         * control plane sends it with the SignRequest and each signer verifies it again.
+         */
+        clearances: z.array(ClearanceStatementSchema).max(100000).default([]),
+        /**
+         * No longer read: a bare list of addresses proves nothing to a signer. Accepted empty (as
+         * earlier versions wrote it) so their state files still load; a listed address is refused
+         * at load, so no operator believes it still clears anything.
+         */
+        cleared_destinations: z
+          .array(z.string())
+          .max(0, 'cleared_destinations is no longer honoured: a clearance is a statement signed by a clearer key the policy names (compliance.clearances)')
+          .optional(),
       })
-      .default({ cleared_destinations: [] }),
+      .default({ clearances: [] }),
     attestation: z
-      .strictObject({ attestations: z.array(AttestationSchema).max(1024).default([]) })
+      .strictObject({
+        /** Attestations of wallets, each signed by an attester key (SDK signStatement). */
+        attestations: z.array(AttestationStatementSchema).max(1024).default([]),
+      })
       .default({ attestations: [] }),
     /** Addresses whose keys are known burned (burned_key guard). */
     burned: z.array(z.string().min(1).max(256)).max(10000).default([]),
@@ -196,23 +198,6 @@ export function writeStateFile(path: string, state: StateFile): void {
 /** JSON Schema (draft 2020-12) of the state file, as written to `state.schema.json`. */
 export function stateJsonSchema(): Record<string, unknown> {
   return z.toJSONSchema(StateFileSchema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
-}
-
-export const ATTESTATION_DOMAIN = 'vault-attestation-v1\n';
-
-export function attestationMessage(a: Pick<Attestation, 'wallet' | 'expires_at'>): Uint8Array {
-  return utf8Bytes(ATTESTATION_DOMAIN + canonicalize({ wallet: a.wallet, expires_at: a.expires_at }));
-}
-
-/** Is there an unexpired attestation for `wallet` signed by one of `attesters`? */
-export function attestationValid(state: StateFile, wallet: string, attesters: readonly string[], now: number): boolean {
-  return state.attestation.attestations.some(
-    (a) =>
-      a.wallet === wallet &&
-      a.expires_at > now &&
-      attesters.includes(a.attester) &&
-      verifyEd25519(fromHex(a.sig, 'sig', 64), attestationMessage(a), fromHex(a.attester, 'attester', 32)),
-  );
 }
 
 /** Re-validates one wallet descriptor (used by tests and tooling). */

@@ -34,6 +34,7 @@ import {
   preparePolicy,
   ReceiptChain,
   verifyApprovals,
+  verifyStatements,
   type SignRequest,
   type SignedApproval,
 } from '@vault/sdk';
@@ -46,7 +47,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, bench, describe } from 'vitest';
 import { procCpuSeconds } from '../../test/cpu.js';
 import { startLoadControl, type LoadRun } from '../../test/load-control.js';
-import { makeWorld, PASSPHRASE, type World } from '../../test/signer/helpers.js';
+import { makeWorld, PASSPHRASE, type World, CLEARER } from '../../test/signer/helpers.js';
 import { verifyAndSign } from './sign.js';
 
 const pkg = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -111,7 +112,7 @@ beforeAll(async () => {
         { rule: 'daily_velocity_cap', limit: '1000000000000000' },
         { rule: 'approval_threshold', above: '0', required_weight: 3, approvers: [{ id: 'alice', weight: 1 }, { id: 'bob', weight: 1 }, { id: 'carol', weight: 1 }] },
         { rule: 'destination_blocklist', addresses: [`mem1${'dd'.repeat(20)}`] },
-        { rule: 'require_compliance_clearance' },
+        { rule: 'require_compliance_clearance', clearers: [CLEARER.publicKeyHex] },
       ],
     }),
   });
@@ -267,11 +268,12 @@ async function loadAndReport(): Promise<void> {
   );
 }
 
-/** The work the signer cannot skip, on one request: verify 3 approvals, re-run policy, rebuild, sign. */
+/** The work the signer cannot skip, on one request: verify 3 approvals and the clearance, re-run policy, rebuild, sign. */
 async function rawFloor(req: SignRequest): Promise<void> {
   const intent = normalizeIntent(req.intent.request);
   const { valid } = verifyApprovals(req.approvals, { intentId: req.intent.id, approvers: w.trust.approvers, initiator: intent.initiator, window: { createdAt: req.intent.created_at, now: w.clock.now } });
-  const d = evaluatePolicy(req.policy, intent, { now: w.clock.now, intentId: req.intent.id, history: w.state.historyFor(intent.wallet, w.clock.now, policyWindows(req.policy), req.intent.id), approvals: valid, compliance_cleared: true });
+  const { compliance_cleared } = verifyStatements(req.protect.statements ?? [], { policy: req.policy, wallet: intent.wallet, chain: w.wallet.chain, destination: intent.destination, now: w.clock.now });
+  const d = evaluatePolicy(req.policy, intent, { now: w.clock.now, intentId: req.intent.id, history: w.state.historyFor(intent.wallet, w.clock.now, policyWindows(req.policy), req.intent.id), approvals: valid, compliance_cleared });
   if (d.decision !== 'allow') throw new Error(d.reasons.join('; '));
   const built = w.driver.buildPayload({ intent, wallet: w.wallet, params: req.params });
   await w.chainSigner.signPayload(built, w.keys.signingKey(w.keys.list()[0]!.publicKeyHex)!, req.signer_address);
@@ -289,7 +291,8 @@ async function fullFloor(req: SignRequest): Promise<void> {
   const policy = preparePolicy(req.policy);
   if (policyDigest(policy) !== req.policy_digest) throw new Error('policy digest');
   const { valid } = verifyApprovals(req.approvals, { intentId: req.intent.id, approvers: w.trust.approvers, initiator: intent.initiator, window: { createdAt: req.intent.created_at, now: w.clock.now } });
-  const d = evaluatePolicy(policy, intent, { now: w.clock.now, intentId: req.intent.id, history: w.state.historyFor(intent.wallet, w.clock.now, policyWindows(policy), req.intent.id), approvals: valid, compliance_cleared: true });
+  const { compliance_cleared } = verifyStatements(req.protect.statements ?? [], { policy, wallet: intent.wallet, chain: w.wallet.chain, destination: intent.destination, now: w.clock.now });
+  const d = evaluatePolicy(policy, intent, { now: w.clock.now, intentId: req.intent.id, history: w.state.historyFor(intent.wallet, w.clock.now, policyWindows(policy), req.intent.id), approvals: valid, compliance_cleared });
   if (d.decision !== 'allow') throw new Error(d.reasons.join('; '));
   const built = w.driver.buildPayload({ intent, wallet: w.wallet, params: req.params });
   const c = await w.chainSigner.signPayload(built, w.keys.signingKey(w.keys.list()[0]!.publicKeyHex)!, req.signer_address);

@@ -9,6 +9,11 @@
  * A wallet frozen by a restriction is refused (policy_denied) as soon as the wallet is known, and
  * an approver a restriction names counts as revoked (approvals); see restrictions.ts.
  *
+ * `protect` is the control plane's claim, never an input on its own: the chain facts the guards
+ * read come from this signer's driver and ledger endpoint (a protect that states them otherwise is
+ * refused), burned and known addresses from its trust file and its own signing record, and
+ * attestation and compliance from signed statements it verified (see README-signer.md).
+ *
  * Every outcome (a signature, a refusal, a fault) is a receipt committed durably before the
  * function returns. Calls are serialised per state: the "never two live payloads for one intent"
  * rule and the receipt chain need one writer.
@@ -17,6 +22,7 @@ import {
   addressFacts,
   canonicalize,
   checkFee,
+  chainFactsDisagreement,
   evaluatePolicy,
   policyWindows,
   preparePolicy,
@@ -35,8 +41,10 @@ import {
   toHex,
   VaultError,
   verifyApprovals,
+  verifyStatements,
   walletMembers,
   type BuiltPayload,
+  type ChainProtectFacts,
   type ChainDriver,
   type ChainSigner,
   type Contribution,
@@ -45,6 +53,7 @@ import {
   type HistoryEntry,
   type NormalizedIntent,
   type PayloadFate,
+  type ProtectInputs,
   type RefusalReason,
   type SignRequest,
   type SignResponse,
@@ -143,13 +152,15 @@ export async function verifyAndSign(request: SignRequest, deps: SignerDeps): Pro
   // The approvals' signatures are checked first, concurrently and off the event loop (libuv's
   // thread pool), outside the lock: this decides nothing, it only has the verdicts ready, bound to
   // the exact bytes, when the checks below reach the approvals step in their order.
-  const verdicts = await preverifyApprovals(request.approvals, deps.trust.approvers);
+  // The ledger facts the guards need are read here too, for the same reason: a ledger round trip
+  // inside the one-at-a-time section would hold every other request behind it.
+  const [verdicts, facts] = await Promise.all([preverifyApprovals(request.approvals, deps.trust.approvers), readChainFacts(request, deps)]);
   // Checks and the journal write run one at a time; the fdatasync that makes the line durable
   // runs outside the lock, shared by every request committed meanwhile, and is awaited before
   // anything is returned.
   const { outcome, ticket, error } = await serialised(deps.state, async () => {
     try {
-      const o = await verifyAndSignNow(request, deps, verdicts);
+      const o = await verifyAndSignNow(request, deps, verdicts, facts);
       return { outcome: o, ticket: deps.state.ticket, error: undefined };
     } catch (e) {
       return { outcome: undefined, ticket: deps.state.ticket, error: e as unknown };
@@ -160,12 +171,12 @@ export async function verifyAndSign(request: SignRequest, deps: SignerDeps): Pro
   return outcome;
 }
 
-async function verifyAndSignNow(req: SignRequest, deps: SignerDeps, verdicts: ApprovalVerdicts): Promise<SignOutcome> {
+async function verifyAndSignNow(req: SignRequest, deps: SignerDeps, verdicts: ApprovalVerdicts, facts: FactsRead | null): Promise<SignOutcome> {
   const now = deps.now();
   const events: StateEvent[] = [];
   const requestDigest = sha256Hex(canonicalize(req));
   try {
-    const done = await check(req, deps, now, events, verdicts);
+    const done = await check(req, deps, now, events, verdicts, facts);
     const receipt = deps.state.commit(
       {
         at: now,
@@ -209,7 +220,35 @@ interface Checked {
   repeat: boolean;
 }
 
-async function check(req: SignRequest, deps: SignerDeps, now: number, events: StateEvent[], verdicts: ApprovalVerdicts): Promise<Checked> {
+/**
+ * What this signer's own driver read from its own ledger for one intent of a trusted wallet, or
+ * why it could not. Tagged with the intent id it was read for, so the checks only use it for that.
+ */
+type FactsRead = { intentId: string } & ({ ok: true; facts: ChainProtectFacts } | { ok: false; message: string });
+
+/**
+ * Reads the chain facts for a request's intent with the trusted descriptor of its wallet, or null
+ * when the request names no intent, wallet or chain this signer could read for (the checks refuse
+ * those before they need facts). Never throws: a ledger that cannot answer is a refusal later.
+ */
+async function readChainFacts(req: SignRequest, deps: Pick<SignerDeps, 'trust' | 'drivers'>): Promise<FactsRead | null> {
+  let normalized: NormalizedIntent;
+  try {
+    normalized = normalizeIntent(req.intent.request);
+  } catch {
+    return null;
+  }
+  const trusted = deps.trust.wallet(normalized.wallet);
+  if (!trusted || !deps.drivers.has(trusted.descriptor.chain)) return null;
+  const intentId = computeIntentId(normalized);
+  try {
+    return { intentId, ok: true, facts: await deps.drivers.get(trusted.descriptor.chain).fetchProtectInputs(normalized, trusted.descriptor) };
+  } catch (e) {
+    return { intentId, ok: false, message: e instanceof VaultError ? e.shortMessage : 'driver fault' };
+  }
+}
+
+async function check(req: SignRequest, deps: SignerDeps, now: number, events: StateEvent[], verdicts: ApprovalVerdicts, facts: FactsRead | null): Promise<Checked> {
   const { state } = deps;
   // The trust file as the restrictions in force leave it: an approver they name is revoked.
   const trust = restrictedTrust(deps.trust, state.restrictions);
@@ -276,7 +315,15 @@ async function check(req: SignRequest, deps: SignerDeps, now: number, events: St
 
   // policy_denied: the policy, re-run on the signer's clock and the signer's own history. A
   // timelock counts from the later of the claimed created_at and when this signer first saw the
-  // intent: the control plane cannot backdate its way past a timelock.
+  // intent: the control plane cannot backdate its way past a timelock. Attestation and compliance
+  // are what the statements this signer verified say, whatever protect's two flags claim.
+  const statements = verifyStatements(req.protect.statements ?? [], {
+    policy,
+    wallet: normalized.wallet,
+    chain: trusted.descriptor.chain,
+    destination: normalized.destination,
+    now,
+  });
   const seenAt = state.firstSeen(id) ?? now;
   const createdAt = Math.max(req.intent.created_at, seenAt);
   const decision = evaluatePolicy(policy, normalized, {
@@ -285,18 +332,38 @@ async function check(req: SignRequest, deps: SignerDeps, now: number, events: St
     intentId: id,
     history: state.historyFor(normalized.wallet, now, policyWindows(policy), id),
     approvals: verified.valid,
-    compliance_cleared: req.protect.compliance_cleared,
-    attestation_valid: req.protect.attestation_valid,
+    compliance_cleared: statements.compliance_cleared,
+    attestation_valid: statements.attestation_valid,
   });
   if (decision.decision !== 'allow') {
     const extra = decision.decision === 'delay' ? ` (not before ${decision.not_before}; this signer counts from ${createdAt})` : '';
-    refuse('policy_denied', `policy says ${decision.decision}${extra}: ${decision.reasons.join('; ')}`);
+    const unproven = statements.problems.length > 0 ? ` (statements not counted: ${statements.problems.map((p) => `${p.index}: ${p.message}`).join('; ')})` : '';
+    refuse('policy_denied', `policy says ${decision.decision}${extra}: ${decision.reasons.join('; ')}${unproven}`);
   }
 
-  // protected: the guards, on the driver's own address facts.
+  // protected: the guards, on inputs this signer holds or read itself. Chain facts: its own
+  // driver's read of its own ledger, and a protect that states them otherwise is refused. Burned:
+  // the trust file's list and the request's together (a longer list only blocks more). Known
+  // destinations: the trust file's and those this signer has signed for on the wallet, never the
+  // request's (a longer list only silences the poisoning guard).
   const chain = trusted.descriptor.chain;
   if (!deps.drivers.has(chain)) refuse('chain', `no driver for chain ${chain} is loaded in this signer`);
   const driver = deps.drivers.get(chain);
+  const read = facts !== null && facts.intentId === id ? facts : await readChainFacts(req, deps);
+  if (read === null || !read.ok) {
+    refuse('protected', `this signer cannot read the chain facts its guards need from its ledger: ${read?.ok === false ? read.message : 'no read'}`);
+  }
+  const lie = chainFactsDisagreement(req.protect, read.facts);
+  if (lie !== null) refuse('protected', `protect disagrees with this signer's ledger: ${lie}`);
+  const protect: ProtectInputs = {
+    known_destinations: [...trust.knownDestinations, ...state.destinationsFor(normalized.wallet)],
+    burned: [...trust.burned, ...req.protect.burned],
+    evm_code: read.facts.evm_code,
+    token_owner_burned: read.facts.token_owner_burned,
+    onchain_symbol: read.facts.onchain_symbol,
+    compliance_cleared: statements.compliance_cleared,
+    attestation_valid: statements.attestation_valid,
+  };
   const destination = addressFacts(driver, chain, normalized.destination);
   const issuer =
     normalized.asset_issuer !== undefined && driver.validateAddress(chain, normalized.asset_issuer).valid
@@ -305,7 +372,7 @@ async function check(req: SignRequest, deps: SignerDeps, now: number, events: St
   const guards = runGuards({
     intent: normalized,
     wallet: trusted.descriptor,
-    protect: req.protect,
+    protect,
     destination,
     ...(issuer ? { issuer } : {}),
     ...(trust.registry ? { registry: trust.registry } : {}),
@@ -403,6 +470,7 @@ async function check(req: SignRequest, deps: SignerDeps, now: number, events: St
     signer_address: member.address,
     contribution,
     history,
+    destination: normalized.destination,
   });
   return { built, contribution, warnings: guards.warnings, summary, repeat };
 }

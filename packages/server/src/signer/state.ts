@@ -61,6 +61,8 @@ export const StateEventSchema = z.discriminatedUnion('t', [
     signer_address: z.string(),
     contribution: ContributionSchema,
     history: HistoryEntrySchema,
+    /** The intent's destination (journals written before it was recorded lack it). */
+    destination: z.string().optional(),
   }),
   /** A payload of the intent the ledger says can never land (checked before a different one is signed). */
   z.strictObject({ t: z.literal('dead'), intentId: z.string(), digest: z.string(), at: z.int(), code: z.string() }),
@@ -93,6 +95,8 @@ export class SignerState {
   readonly #signed = new Map<string, SignedPayload[]>();
   /** wallet -> intentId -> entry (each signed intent counts once, at its first signature) */
   readonly #history = new Map<string, Map<string, HistoryEntry>>();
+  /** wallet -> destinations this signer has signed for (the address_poisoning guard's own knowledge). */
+  readonly #destinations = new Map<string, Set<string>>();
   /** wallet -> the same entries aggregated per second (what caps and budgets read). */
   readonly #buckets = new Map<string, HistoryBuckets>();
   /** restrictionKey -> the restriction in force and when it was taken on. */
@@ -197,6 +201,11 @@ export class SignerState {
           this.#buckets.set(e.wallet, buckets);
         }
         this.#history.set(e.wallet, byWallet);
+        if (e.destination !== undefined) {
+          const known = this.#destinations.get(e.wallet) ?? new Set<string>();
+          known.add(e.destination);
+          this.#destinations.set(e.wallet, known);
+        }
         break;
       }
       case 'dead': {
@@ -321,6 +330,12 @@ export class SignerState {
 
   get restrictionDigest(): string {
     return (this.#restrictionDigest ??= restrictionDigest([...this.#restrictions.values()].map((r) => r.restriction)));
+  }
+
+  /** Destinations this signer has signed for on a wallet, in the order it first did. */
+  destinationsFor(wallet: string): readonly string[] {
+    const known = this.#destinations.get(wallet);
+    return known === undefined ? [] : [...known];
   }
 
   /** Payloads signed for an intent, oldest first. */

@@ -2,8 +2,9 @@
  * @module signer/trust
  * The signer's own trust file: the wallets it serves (descriptors) with the policy digest pinned
  * for each, the approvers whose signatures count (public key, weight, revoked), the scope of each
- * key, an optional canonical asset registry for the counterfeit guard, and optionally the driver
- * modules to load. It is written by the operator, never taken from the control plane: every
+ * key, an optional canonical asset registry for the counterfeit guard, the burned addresses and
+ * known destinations the burned_key and address_poisoning guards read, and optionally the driver
+ * modules to load (with their ledger endpoints: the chain facts the guards need are read there). It is written by the operator, never taken from the control plane: every
  * SignRequest is checked against it.
  */
 import {
@@ -79,6 +80,16 @@ export const TrustFileSchema = z
       .strictObject({ assets: z.array(AssetSpecSchema).max(10000), reserved: z.array(z.string().max(64)).max(10000) })
       .optional()
       .describe('Canonical asset registry for the counterfeit_asset guard.'),
+    burned: z
+      .array(z.string().min(1).max(256))
+      .max(10000)
+      .optional()
+      .describe('Addresses whose keys are known burned (burned_key guard). The signer adds the ones a request names; a request can never remove one of these.'),
+    known_destinations: z
+      .array(z.string().min(1).max(256))
+      .max(10000)
+      .optional()
+      .describe('Destinations this signer treats as known (address_poisoning guard), besides those it has signed for. The control plane\'s list is not used.'),
     drivers: z.array(DriverModuleSchema).max(64).optional(),
   })
   .superRefine((t, ctx) => {
@@ -104,6 +115,10 @@ export interface Trust {
   /** The trust file's scope for a key, or undefined when it does not list the key. */
   keyScope(publicKeyHex: string): KeyScope | undefined;
   readonly registry: AssetRegistry | undefined;
+  /** The trust file's burned addresses. */
+  readonly burned: readonly string[];
+  /** The trust file's known destinations. */
+  readonly knownDestinations: readonly string[];
 }
 
 /**
@@ -125,6 +140,8 @@ export function parseTrust(doc: unknown): Trust {
     approvers,
     keyScope: (pk) => scopes.get(pk),
     registry: file.assets,
+    burned: Object.freeze([...(file.burned ?? [])]),
+    knownDestinations: Object.freeze([...(file.known_destinations ?? [])]),
   };
 }
 

@@ -1,12 +1,11 @@
 /**
  * The remaining endpoints of interface.md's control-plane table, over real sockets.
  */
-import { ErrorBodySchema, generateEd25519KeyPair, signEd25519, fromHex, toHex, NotFoundError, type Rule } from '@vault/sdk';
+import { ErrorBodySchema, generateEd25519KeyPair, signEd25519, signStatement, fromHex, toHex, NotFoundError, type Rule } from '@vault/sdk';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ROUTES } from '../../src/control-plane/openapi.js';
-import { attestationMessage } from '../../src/control-plane/state.js';
 import { PASSPHRASE, raw, setup, type Harness } from './helpers.js';
 
 // Real sockets, fsync and scrypt on a shared 2-core machine: allow for slow moments.
@@ -191,17 +190,33 @@ describe('control-plane endpoints', () => {
     expect(readFileSync(join(h.dir, 'state.json'), 'utf8')).toContain(key.publicKeyHex);
   });
 
-  it('a wallet attestation and a compliance clearance feed the policy', async () => {
+  it('a signed wallet attestation and a signed compliance clearance feed the policy, and travel to the signers', async () => {
     const attester = generateEd25519KeyPair();
-    const rules: Rule[] = [{ rule: 'always_allow' }, { rule: 'require_attestation', attesters: [attester.publicKeyHex] }, { rule: 'require_compliance_clearance' }];
+    const clearer = generateEd25519KeyPair();
+    const stranger = generateEd25519KeyPair();
+    const rules: Rule[] = [{ rule: 'always_allow' }, { rule: 'require_attestation', attesters: [attester.publicKeyHex] }, { rule: 'require_compliance_clearance', clearers: [clearer.publicKeyHex] }];
     const cleared = 'mem1' + 'cc'.repeat(20);
-    const expires_at = 1_767_225_600 + 86400;
-    const sig = toHex(signEd25519(attestationMessage({ wallet: 'ops', expires_at }), attester.secretKey));
-    h = await setup({ rules, state: { compliance: { cleared_destinations: [cleared] }, attestation: { attestations: [{ wallet: 'ops', attester: attester.publicKeyHex, expires_at, sig }] } } });
-    expect((await h.client.createIntent({ wallet: 'ops', destination: cleared, amount: '1' })).status).toBe('allowed');
-    const other = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '1' });
+    const strangers = 'mem1' + 'dd'.repeat(20);
+    const now = 1_767_225_600;
+    const valid = { issued_at: now - 60, expires_at: now + 86400 };
+    const attestation = signStatement({ kind: 'attestation', wallet: 'ops', attester: attester.publicKeyHex, ...valid }, attester.secretKey);
+    const clearance = signStatement({ kind: 'clearance', destination: cleared, clearer: clearer.publicKeyHex, ...valid }, clearer.secretKey);
+    // A clearance by a key the policy does not name clears nothing.
+    const unnamed = signStatement({ kind: 'clearance', destination: strangers, clearer: stranger.publicKeyHex, ...valid }, stranger.secretKey);
+    h = await setup({ rules, state: { compliance: { clearances: [clearance, unnamed] }, attestation: { attestations: [attestation] } } });
+    const allowed = await h.client.createIntent({ wallet: 'ops', destination: cleared, amount: '1' });
+    expect(allowed.status).toBe('allowed');
+    const other = await h.client.createIntent({ wallet: 'ops', destination: strangers, amount: '1' });
     expect(other.status).toBe('denied');
     expect(other.decision.reasons.join(' ')).toMatch(/compliance/);
+    // The test signer decides both flags from the statements it is sent (verifyStatements), as a
+    // real signer does: it signs only because the control plane sent them.
+    const executed = await h.client.execute(allowed.intentId);
+    expect(executed.status, JSON.stringify(executed)).toBe('confirmed');
+  });
+
+  it('a state file that still lists cleared_destinations is refused at load, naming the field', async () => {
+    await expect(setup({ state: { compliance: { clearances: [], cleared_destinations: ['mem1' + 'cc'.repeat(20)] } } })).rejects.toThrow(/cleared_destinations is no longer honoured/);
   });
 
   it('/openapi.json is OpenAPI 3.1, covers every route, and its schemas come from the SDK', async () => {

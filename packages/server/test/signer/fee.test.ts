@@ -1,8 +1,9 @@
 /**
  * Issue #20 item 8: a signer signed a 2 XRP fee because the trust file set no max_fee. The fee cap
  * at the signer, against the three real drivers (their pure build and sign halves; no ledger is
- * needed to build, so none is started): the driver's own conservative default applies when the
- * trust file is silent, an explicit max_fee wins, and a fee nobody can bound is never signed.
+ * needed to build; EVM alone starts its devnet, since the signer reads the destination's code from
+ * its own ledger before it signs): the driver's own conservative default applies when the trust
+ * file is silent, an explicit max_fee wins, and a fee nobody can bound is never signed.
  */
 import {
   DriverRegistry,
@@ -23,11 +24,12 @@ import {
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import * as evm from '@vault/driver-evm-safe';
+import { startEvmDevnet, type EvmDevnet } from '@vault/driver-evm-safe/devnet';
 import * as stellar from '@vault/driver-stellar';
 import * as xrpl from '@vault/driver-xrpl';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createKey, generateSecret, SoftwareKeystore } from '../../src/signer/keystore.js';
 import { verifyAndSign, type SignerDeps, type SignOutcome } from '../../src/signer/sign.js';
 import { SignerState } from '../../src/signer/state.js';
@@ -107,8 +109,15 @@ async function stellarChain(): Promise<Chain> {
 
 const SAFE = '0x5afe000000000000000000000000000000005afe';
 
+/** One EVM devnet for the file, started by the first test that needs it. */
+let devnet: Promise<EvmDevnet> | undefined;
+afterAll(async () => {
+  await (await devnet)?.stop();
+});
+
 async function evmChain(): Promise<Chain> {
-  const options = { chains: [{ chain_id: 31337, rpc_url: NOWHERE, finality: 'latest' as const }] };
+  devnet ??= startEvmDevnet();
+  const options = { chains: [{ chain_id: 31337, rpc_url: (await devnet).rpcUrl, finality: 'latest' as const }] };
   const signer = evm.createSigner(options);
   const destination = signer.deriveAddress('eip155:31337', generateKeyPublic('secp256k1'), 'secp256k1');
   return {
@@ -183,6 +192,8 @@ async function signerFor(c: Chain, maxFee?: number | string): Promise<Signer> {
   };
   const intent: IntentRequest = { wallet: wallet.wallet, destination: c.destination, amount: '1000', ...(c.chain.startsWith('stellar') ? { asset_decimals: 7 } : {}) };
   const build = (params: ChainParams) => c.driver.buildPayload({ intent: normalizeIntent(intent), wallet, params });
+  // What an honest control plane reads from the ledger (the signer reads the same and compares).
+  const facts = await c.driver.fetchProtectInputs(normalizeIntent(intent), wallet);
   return {
     deps,
     wallet,
@@ -196,7 +207,7 @@ async function signerFor(c: Chain, maxFee?: number | string): Promise<Signer> {
       policy_digest: policyDigest(policy),
       approvals: [],
       params,
-      protect: { known_destinations: [c.destination], burned: [], evm_code: [], token_owner_burned: false, onchain_symbol: null, compliance_cleared: true, attestation_valid: false },
+      protect: { known_destinations: [c.destination], burned: [], ...facts, compliance_cleared: true, attestation_valid: false },
       expected_payload_digest: expectedDigest ?? build(params).digest,
       signer_address: members[0] as string,
     }),

@@ -9,6 +9,7 @@ import {
   normalizeIntent,
   policyDigest,
   signApproval,
+  signStatement,
   toHex,
   type ChainDriver,
   type ChainSigner,
@@ -16,6 +17,7 @@ import {
   type PolicySet,
   type SignRequest,
   type SignedApproval,
+  type SignedStatement,
   type WalletDescriptor,
 } from '@vault/sdk';
 import { MemoryLedger, createMemoryDriver, createMemorySigner, memoryAddress, memoryWallet, type MemoryWallet } from '@vault/sdk/testing';
@@ -53,6 +55,14 @@ export function approver(id: string, seed: number): Approver {
 
 export const UNKNOWN_DEST = `mem1${'ab'.repeat(20)}`;
 
+/** The compliance key basePolicy names: its clearances are what satisfies require_compliance_clearance. */
+export const CLEARER = approver('clearer', 7);
+
+/** A clearance of `destination` by CLEARER, valid from `now - 60` for ten years. */
+export function clearanceFor(destination: string, now: number, signer: Approver = CLEARER): SignedStatement {
+  return signStatement({ kind: 'clearance', destination, clearer: signer.publicKeyHex, issued_at: now - 60, expires_at: now + 10 * 365 * 86400 }, signer.secret);
+}
+
 export function basePolicy(walletId: string, extra: PolicySet['rules'] = []): PolicySet {
   return {
     wallet: walletId,
@@ -63,7 +73,7 @@ export function basePolicy(walletId: string, extra: PolicySet['rules'] = []): Po
       { rule: 'approval_threshold', above: '1000000', required_weight: 2, approvers: [{ id: 'alice', weight: 1 }, { id: 'bob', weight: 1 }, { id: 'carol', weight: 1 }] },
       { rule: 'timelock_above', above: '100000000', seconds: 3600 },
       { rule: 'destination_blocklist', addresses: [`mem1${'dd'.repeat(20)}`] },
-      { rule: 'require_compliance_clearance' },
+      { rule: 'require_compliance_clearance', clearers: [CLEARER.publicKeyHex] },
       ...extra,
     ],
   };
@@ -97,7 +107,7 @@ export interface World {
   cleanup(): void;
 }
 
-export async function makeWorld(options: { diskState?: boolean; policy?: (walletId: string) => PolicySet; scope?: KeyScope; trustKeys?: TrustFile['keys']; payloadFate?: boolean; registry?: TrustFile['assets'] } = {}): Promise<World> {
+export async function makeWorld(options: { diskState?: boolean; policy?: (walletId: string) => PolicySet; scope?: KeyScope; trustKeys?: TrustFile['keys']; payloadFate?: boolean; registry?: TrustFile['assets']; burned?: string[] } = {}): Promise<World> {
   const ledger = new MemoryLedger();
   const keystoreDir = join(tempDir(), 'keys');
   const stateDir = join(options.diskState ? mkdtempSync(join(tmpdir(), 'vault-signer-')) : tempDir(), 'state');
@@ -128,6 +138,8 @@ export async function makeWorld(options: { diskState?: boolean; policy?: (wallet
     approvers: approvers.map((a) => ({ id: a.id, public_key: a.publicKeyHex, weight: 1 })),
     ...(options.trustKeys ? { keys: options.trustKeys } : {}),
     assets: options.registry ?? { assets: [], reserved: ['USDC'] },
+    known_destinations: [UNKNOWN_DEST],
+    ...(options.burned ? { burned: options.burned } : {}),
   };
   const trust = parseTrust(trustFile);
   const keys = await SoftwareKeystore.unlock(keystoreDir, PASSPHRASE);
@@ -160,6 +172,7 @@ export async function makeWorld(options: { diskState?: boolean; policy?: (wallet
     },
     async request(overrides = {}, opts = {}) {
       const request: IntentRequest = { wallet: wallet.wallet, destination: UNKNOWN_DEST, amount: '5000000', ...overrides };
+      const now = clock.now;
       const id = intentId(request);
       const params = await driver.fetchParams(wallet);
       const built = driver.buildPayload({ intent: normalizeIntent(request), wallet, params });
@@ -178,6 +191,7 @@ export async function makeWorld(options: { diskState?: boolean; policy?: (wallet
           onchain_symbol: null,
           compliance_cleared: true,
           attestation_valid: false,
+          statements: [clearanceFor(request.destination, now)],
         },
         expected_payload_digest: built.digest,
         signer_address: world.signerAddress,

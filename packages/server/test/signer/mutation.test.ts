@@ -7,7 +7,10 @@
  *   the reason of the first check it fails (the order is the contract's: intent_tampered,
  *   policy_mismatch, approvals, rejected, policy_denied, protected, digest_mismatch, not_a_signer);
  * - a protect change is refused exactly when it turns a guard (protected) or a rule
- *   (policy_denied) against the request, and otherwise signs with any warnings;
+ *   (policy_denied) against the request, and otherwise signs with any warnings. The signer reads
+ *   chain facts itself, so a protect that states them otherwise is refused (protected) whichever
+ *   way it errs; known destinations and the two policy flags are not read at all (only verified
+ *   statements count); burned addresses only add;
  * - the ChainSigner is never asked to sign anything but the payload rebuilt from the untampered
  *   request, and every signature produced verifies over exactly that digest.
  *
@@ -32,16 +35,32 @@ const FIELDS = ['amount', 'destination', 'asset', 'operation', 'memo', 'created_
 type Field = (typeof FIELDS)[number];
 
 const APPROVAL_KINDS = ['forge', 'unknown', 'duplicate', 'at', 'verdict', 'strong_auth', 'reject', 'drop', 'reorder'] as const;
-const PROTECT_KINDS = ['burn_destination', 'lookalike', 'impersonate_usdc', 'no_compliance', 'forget_destinations', 'attested', 'owner_burned', 'mem_symbol', 'burn_other'] as const;
+const PROTECT_KINDS = [
+  'burn_destination',
+  'lookalike',
+  'impersonate_usdc',
+  'no_compliance',
+  'uncleared_flag',
+  'forged_clearance',
+  'forget_destinations',
+  'attested',
+  'owner_burned',
+  'mem_symbol',
+  'evm_code',
+  'burn_other',
+] as const;
 const PROTECT_EFFECT: Record<(typeof PROTECT_KINDS)[number], RefusalReason | null> = {
   burn_destination: 'protected',
-  lookalike: 'protected',
+  lookalike: null,
   impersonate_usdc: 'protected',
   no_compliance: 'policy_denied',
+  uncleared_flag: null,
+  forged_clearance: 'policy_denied',
   forget_destinations: null,
   attested: null,
-  owner_burned: null,
-  mem_symbol: null,
+  owner_burned: 'protected',
+  mem_symbol: 'protected',
+  evm_code: 'protected',
   burn_other: null,
 };
 
@@ -167,7 +186,13 @@ function tamper(req: SignRequest, fields: readonly Field[], p: Params): RefusalR
         pr.onchain_symbol = 'USDC';
         break;
       case 'no_compliance':
+        delete pr.statements;
+        break;
+      case 'uncleared_flag':
         pr.compliance_cleared = false;
+        break;
+      case 'forged_clearance':
+        pr.statements = (pr.statements ?? []).map((st) => ({ ...st, expires_at: st.expires_at + 1 }));
         break;
       case 'forget_destinations':
         pr.known_destinations = [];
@@ -180,6 +205,9 @@ function tamper(req: SignRequest, fields: readonly Field[], p: Params): RefusalR
         break;
       case 'mem_symbol':
         pr.onchain_symbol = 'MEM';
+        break;
+      case 'evm_code':
+        pr.evm_code = [[dest, '0x']];
         break;
       case 'burn_other':
         pr.burned = [`mem1${'77'.repeat(20)}`];

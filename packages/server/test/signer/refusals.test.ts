@@ -66,8 +66,7 @@ describe('a valid request', () => {
   });
 
   it('returns warn findings as warnings (first transfer to a new destination)', async () => {
-    const req = await w.request();
-    req.protect.known_destinations = [];
+    const req = await w.request({ destination: `mem1${'cd'.repeat(20)}` });
     const outcome = await verifyAndSign(req, w.deps);
     expect(outcome.ok).toBe(true);
     if (outcome.ok) expect(outcome.response.warnings.map((f) => f.guard)).toEqual(['address_poisoning']);
@@ -179,9 +178,9 @@ describe('policy_denied', () => {
     await expectRefusal(req, 'policy_denied', /hard_ceiling/);
   });
 
-  it('refuses when the control plane claims compliance clearance is missing', async () => {
+  it('refuses without a clearance of the destination by a clearer the policy names', async () => {
     const req = await w.request();
-    req.protect.compliance_cleared = false;
+    req.protect.statements = [];
     await expectRefusal(req, 'policy_denied', /compliance/);
   });
 
@@ -231,16 +230,15 @@ describe('protected', () => {
     await expectRefusal(req, 'protected', /burned_key/);
   });
 
-  it('refuses a poisoned look-alike of a known destination', async () => {
-    const req = await w.request();
-    req.protect.known_destinations = [`mem1abab${'00'.repeat(16)}abab`];
+  it('refuses a poisoned look-alike of a destination its trust file knows', async () => {
+    const req = await w.request({ destination: `mem1${'00'.repeat(18)}abab` });
     await expectRefusal(req, 'protected', /address_poisoning/);
   });
 
-  it('refuses a token whose on-chain symbol impersonates a reserved ticker', async () => {
+  it('refuses a protect whose chain facts its own ledger does not report (an on-chain symbol here)', async () => {
     const req = await w.request();
     req.protect.onchain_symbol = 'USDC';
-    await expectRefusal(req, 'protected', /counterfeit_asset/);
+    await expectRefusal(req, 'protected', /protect disagrees with this signer's ledger: onchain_symbol/);
   });
 });
 
