@@ -7,6 +7,7 @@ export default defineConfig(
   packageBuildConfig({
     index: 'src/index.ts',
     signer: 'src/signer.ts',
+    provision: 'src/provision.ts',
     'devnet/index': 'src/devnet/index.ts',
     'devnet/cli': 'src/devnet/cli.ts',
   }),

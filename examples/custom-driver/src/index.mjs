@@ -7,6 +7,7 @@
  * (the signing half: signer only).
  */
 import {
+  assembleContributions,
   canonicalize,
   defineChainDriver,
   defineChainSigner,
@@ -18,7 +19,6 @@ import {
   TransportError,
   ValidationError,
   verifyEd25519,
-  walletMembers,
 } from '@vault/sdk';
 
 /**
@@ -229,31 +229,25 @@ export function createDriver(options) {
 
     assemble(built, contributions, wallet) {
       const payload = checkedPayload(built);
+      if (payload.chain !== wallet.chain || payload.account !== accountOf(wallet)) {
+        throw new ValidationError('built', [{ path: 'payload.account', message: `payload is for ${payload.chain} ${payload.account}, not this wallet` }]);
+      }
       const digest = fromHex(built.digest, 'digest', 32);
-      const { members, quorum } = walletMembers(wallet);
-      /** @type {Map<string, {signer: string, public_key: string, signature: string}>} */
-      const counted = new Map();
-      /** @type {{address: string, reason: string}[]} */
-      const notCounted = [];
-      for (const c of contributions) {
-        const member = members.find((m) => m.address === c.signer_address);
-        const reason = !member
-          ? 'not a member of the wallet'
-          : counted.has(member.address)
-            ? 'duplicate contribution'
-            : contributionProblem(c, digest);
-        if (reason) notCounted.push({ address: c.signer_address, reason });
-        else counted.set(c.signer_address, { signer: c.signer_address, public_key: c.public_key.hex, signature: c.signature.hex });
-      }
-      const weight = members.filter((m) => counted.has(m.address)).reduce((sum, m) => sum + m.weight, 0);
-      if (weight < quorum) {
-        const missing = members.filter((m) => !counted.has(m.address)).map((m) => ({ address: m.address, weight: m.weight }));
-        return { ok: false, reason: 'short_of_quorum', weight, quorum, missing, invalid: notCounted };
-      }
-      // Signatures sorted by signer: the blob does not depend on the order they arrived in.
-      const signatures = [...counted.values()].sort((a, b) => (a.signer < b.signer ? -1 : 1));
-      const blob = canonicalize({ payload, signatures });
-      return { ok: true, blob, txHash: sha256Hex(blob), weight, quorum };
+      // The SDK counts (membership, one count per member, weights, missing, invalid); the toy
+      // ledger decides only whether a signature is good and how the blob looks.
+      return assembleContributions({
+        contributions,
+        wallet,
+        verify: (c, member) => contributionProblem(c, member, digest),
+        encode: (counted) => {
+          // Signatures sorted by signer: the blob does not depend on the order they arrived in.
+          const signatures = counted
+            .map(({ contribution: c }) => ({ signer: c.signer_address, public_key: c.public_key.hex, signature: c.signature.hex }))
+            .sort((a, b) => (a.signer < b.signer ? -1 : 1));
+          const blob = canonicalize({ payload, signatures });
+          return { blob, txHash: sha256Hex(blob) };
+        },
+      });
     },
 
     async submit(chain, blob) {
@@ -310,13 +304,18 @@ export function createDriver(options) {
   });
 }
 
-/** Why a contribution does not count, or null when it does. @param {Contribution} c @param {Uint8Array} digest */
-function contributionProblem(c, digest) {
-  if (c.public_key?.curve !== 'ed25519' || !HEX64.test(c.public_key.hex ?? '')) return 'public key must be ed25519 (32 bytes hex)';
+/**
+ * The toy ledger's check of one contribution from `member`: an ed25519 key that controls the
+ * member's address and a signature over the payload digest.
+ * @param {Contribution} c @param {import('@vault/sdk').SignerDesc} member @param {Uint8Array} digest
+ * @returns {import('@vault/sdk').ContributionProblem | null}
+ */
+function contributionProblem(c, member, digest) {
+  if (c.public_key.curve !== 'ed25519' || !HEX64.test(c.public_key.hex)) return { reason: 'wrong_key', detail: 'public key must be ed25519 (32 bytes hex)' };
   const publicKey = fromHex(c.public_key.hex, 'public_key', 32);
-  if (toyAddress(publicKey) !== c.signer_address) return 'public key does not control signer_address';
-  if (c.signature?.encoding !== SIGNATURE_ENCODING || !/^[0-9a-f]{128}$/.test(c.signature.hex ?? '')) return `signature must be ${SIGNATURE_ENCODING}, 64 bytes hex`;
-  if (!verifyEd25519(fromHex(c.signature.hex, 'signature', 64), digest, publicKey)) return 'signature does not verify over the payload digest';
+  if (toyAddress(publicKey) !== member.address) return { reason: 'wrong_key', detail: `public key does not control ${member.address}` };
+  if (c.signature.encoding !== SIGNATURE_ENCODING || !/^[0-9a-f]{128}$/.test(c.signature.hex)) return { reason: 'bad_signature', detail: `signature must be ${SIGNATURE_ENCODING}, 64 bytes hex` };
+  if (!verifyEd25519(fromHex(c.signature.hex, 'signature', 64), digest, publicKey)) return { reason: 'bad_signature', detail: 'signature does not verify over the payload digest' };
   return null;
 }
 

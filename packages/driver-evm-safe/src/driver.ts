@@ -8,6 +8,7 @@ import {
   TransportError,
   ValidationError,
   VaultError,
+  assembleContributions,
   canonicalize,
   defineChainDriver,
   fromHex,
@@ -21,10 +22,12 @@ import {
   type ChainProtectFacts,
   type ConfirmResult,
   type Contribution,
+  type ContributionProblem,
   type ControlState,
   type FeeQuote,
   type NormalizedIntent,
   type PayloadFate,
+  type SignerDesc,
   type SubmitResult,
   type WalletDescriptor,
 } from '@vault/sdk';
@@ -535,45 +538,35 @@ export function createEvmSafeDriver(options: EvmSafeDriverOptions): EvmSafeDrive
 
     assemble(built: BuiltPayload, contributions: readonly Contribution[], wallet: WalletDescriptor): AssembleResult {
       served(wallet.chain);
-      const { safe, owners, threshold } = safeControl(wallet);
+      const { safe } = safeControl(wallet);
       const payload = checkedPayload(built);
       if (payload.safe !== safe || payload.chain !== wallet.chain) {
         throw new ValidationError('built', [{ path: 'payload.safe', message: `payload is for ${payload.chain} ${payload.safe}, not this wallet` }]);
       }
       const digest = fromHex(built.digest, 'built.digest', 32);
-      const ownerSet = new Map(owners.map((o) => [o.address.toLowerCase(), o]));
-      const counted = new Map<string, string>();
-      const invalid: { address: string; reason: string }[] = [];
-      for (const c of contributions) {
-        const address = typeof c?.signer_address === 'string' ? c.signer_address : '(unknown)';
-        const reason = contributionProblem(c, digest, ownerSet, counted);
-        if (reason) invalid.push({ address, reason });
-        else counted.set(address.toLowerCase(), c.signature.hex);
-      }
-      const weight = counted.size;
-      if (weight < threshold) {
-        return {
-          ok: false,
-          reason: 'short_of_quorum',
-          weight,
-          quorum: threshold,
-          missing: owners.filter((o) => !counted.has(o.address.toLowerCase())).map((o) => ({ address: o.address, weight: o.weight })),
-          invalid,
-        };
-      }
-      // Safe's checkNSignatures demands owners in strictly ascending order; extra valid signatures
-      // past the threshold are ignored by the contract and harmless.
-      const signatures = `0x${[...counted.entries()].sort(([a], [b]) => compareAddresses(a, b)).map(([, sig]) => sig).join('')}` as Hex;
-      const txHash = `0x${built.digest}` as Hex;
-      const blob: SafeBlob = {
-        format: SAFE_BLOB_FORMAT,
-        chain_id: payload.chain_id,
-        safe,
-        nonce: payload.tx.nonce,
-        safe_tx_hash: txHash,
-        data: encodeExecTransaction(payload.tx, signatures),
-      };
-      return { ok: true, blob: canonicalize(blob), txHash, weight, quorum: threshold };
+      return assembleContributions({
+        contributions,
+        wallet,
+        verify: (c, owner) => contributionProblem(c, owner, digest),
+        // An address's checksum is only its spelling: owners match case-insensitively.
+        addressKey: (address) => address.toLowerCase(),
+        encode: (counted) => {
+          // Safe's checkNSignatures demands owners in strictly ascending order; extra valid signatures
+          // past the threshold are ignored by the contract and harmless.
+          const sorted = [...counted].sort((x, y) => compareAddresses(x.member.address, y.member.address));
+          const signatures = `0x${sorted.map(({ contribution: c }) => c.signature.hex).join('')}` as Hex;
+          const txHash = `0x${built.digest}` as Hex;
+          const blob: SafeBlob = {
+            format: SAFE_BLOB_FORMAT,
+            chain_id: payload.chain_id,
+            safe,
+            nonce: payload.tx.nonce,
+            safe_tx_hash: txHash,
+            data: encodeExecTransaction(payload.tx, signatures),
+          };
+          return { blob: canonicalize(blob), txHash };
+        },
+      });
     },
 
     async submit(chain: string, blobText: string): Promise<SubmitResult> {
@@ -783,29 +776,21 @@ function settled(txHash: string, payload: SafePayload, rec: Extract<NonceRecord,
   };
 }
 
-/** Why a contribution does not count, or null when it does. */
-function contributionProblem(
-  c: Contribution,
-  digest: Uint8Array,
-  owners: ReadonlyMap<string, { address: string }>,
-  counted: ReadonlyMap<string, unknown>,
-): string | null {
-  if (typeof c !== 'object' || c === null || typeof c.signer_address !== 'string') return 'contribution is malformed';
-  const address = c.signer_address.toLowerCase();
-  if (!owners.has(address)) return 'not an owner of the Safe';
-  if (counted.has(address)) return 'owner already contributed';
-  if (c.public_key?.curve !== 'secp256k1') return `curve ${String(c.public_key?.curve)} is not secp256k1`;
-  if (c.signature?.encoding !== SAFE_SIGNATURE_ENCODING) return `signature encoding ${String(c.signature?.encoding)} is not ${SAFE_SIGNATURE_ENCODING}`;
-  if (typeof c.signature.hex !== 'string' || !/^[0-9a-f]{130}$/.test(c.signature.hex)) return 'signature is not 65 bytes of lowercase hex';
-  if (typeof c.public_key.hex !== 'string' || !/^[0-9a-f]{66}$/.test(c.public_key.hex)) return 'public key is not 33 bytes of lowercase hex';
+/** The Safe's check of one contribution from `owner`: an ECDSA owner signature (v 27/28) over the safeTxHash by that owner's key. */
+function contributionProblem(c: Contribution, owner: SignerDesc, digest: Uint8Array): ContributionProblem | null {
+  const address = owner.address.toLowerCase();
+  if (c.public_key.curve !== 'secp256k1') return { reason: 'wrong_key', detail: `curve ${c.public_key.curve} is not secp256k1` };
+  if (!/^[0-9a-f]{66}$/.test(c.public_key.hex)) return { reason: 'wrong_key', detail: 'public key is not 33 bytes of lowercase hex' };
   const keyAddress = publicKeyToEvmAddress(fromHex(c.public_key.hex, 'public_key', 33));
-  if (!keyAddress || keyAddress.toLowerCase() !== address) return 'public key does not control signer_address';
+  if (!keyAddress || keyAddress.toLowerCase() !== address) return { reason: 'wrong_key', detail: `public key does not control ${owner.address}` };
+  if (c.signature.encoding !== SAFE_SIGNATURE_ENCODING) return { reason: 'bad_signature', detail: `signature encoding ${c.signature.encoding} is not ${SAFE_SIGNATURE_ENCODING}` };
+  if (!/^[0-9a-f]{130}$/.test(c.signature.hex)) return { reason: 'bad_signature', detail: 'signature is not 65 bytes of lowercase hex' };
   const v = Number.parseInt(c.signature.hex.slice(128), 16);
-  if (v !== 27 && v !== 28) return `v = ${v}: only ECDSA owner signatures (v 27/28) are accepted`;
+  if (v !== 27 && v !== 28) return { reason: 'bad_signature', detail: `v = ${v}: only ECDSA owner signatures (v 27/28) are accepted` };
   const r = BigInt(`0x${c.signature.hex.slice(0, 64)}`);
   const s = BigInt(`0x${c.signature.hex.slice(64, 128)}`);
   const recovered = recoverEvmAddress(digest, r, s, v - 27);
-  if (!recovered || recovered.toLowerCase() !== address) return 'signature does not recover to the owner over this safeTxHash';
+  if (!recovered || recovered.toLowerCase() !== address) return { reason: 'bad_signature', detail: 'signature does not recover to the owner over this safeTxHash' };
   return null;
 }
 

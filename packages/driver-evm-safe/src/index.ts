@@ -8,7 +8,9 @@
  * payloadFate by the Safe's nonce history, balances and the Safe's owners, threshold and nonce.
  * `createDriver` / `createSigner` are the plugin entry the reference servers load from JSON
  * configuration; `createProvisioner` deploys a wallet's Safe (`vault provision`). The signing half is
- * `@vault/driver-evm-safe/signer`; the local chain is `@vault/driver-evm-safe/devnet`.
+ * `@vault/driver-evm-safe/signer`, the provisioner `@vault/driver-evm-safe/provision`, the local
+ * chain `@vault/driver-evm-safe/devnet`; createSigner and createProvisioner import theirs only when
+ * called, so a control plane that loads this entry loads no signing code.
  */
 export {
   createDriver,
@@ -56,5 +58,7 @@ export {
 } from './safe-tx.js';
 export { EVM_FAMILY, chainIdOf, evmAddressProblem } from './chains.js';
 export { compressPublicKey, publicKeyToEvmAddress, recoverEvmAddress } from './secp256k1.js';
-export { FAUCET_GAS_BUDGET_WEI, createEvmSafeProvisioner, type EvmSafeProvisionerOptions } from './provision.js';
+// Types only: the provisioner (it generates and signs with a deployer key) is
+// `@vault/driver-evm-safe/provision`, loaded by createProvisioner when called.
+export type { EvmSafeProvisionerOptions } from './provision.js';
 export { PROVISION_SALT_DOMAIN, SAFE_V141_ADDRESSES, encodeSetup, predictSafeAddress, provisionSaltNonce } from './safe-deploy.js';

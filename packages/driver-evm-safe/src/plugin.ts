@@ -11,8 +11,7 @@ import { nonceManager } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { chainIdOf, evmAddressProblem } from './chains.js';
 import { createEvmSafeDriver, EVM_FINALITIES, type EvmChainConfig, type EvmExecutor, type EvmFinality, type EvmSafeDriver } from './driver.js';
-import { createEvmSafeProvisioner } from './provision.js';
-import { createEvmSafeSigner, type EvmSafeSigner } from './signer.js';
+import type { EvmSafeSigner } from './signer.js';
 
 /** Who pays gas for execTransaction: at most one of the two, per chain or for all chains. */
 export interface EvmExecutorOptions {
@@ -213,28 +212,33 @@ function executorOptionsOf(c: EvmExecutorOptions): boolean {
 }
 
 /**
- * The ChainSigner from the same plugin options (only the chains matter; no variable is read).
+ * The ChainSigner from the same plugin options (only the chains matter; no variable is read). The
+ * signing code is imported only here, so a control plane that calls createDriver alone never
+ * loads it.
  *
  * @example
- * const signer = createSigner({ chains: [{ chain_id: 31337, rpc_url: 'http://127.0.0.1:8545' }] })
+ * const signer = await createSigner({ chains: [{ chain_id: 31337, rpc_url: 'http://127.0.0.1:8545' }] })
  */
-export function createSigner(options: EvmSafePluginOptions): EvmSafeSigner {
+export async function createSigner(options: EvmSafePluginOptions): Promise<EvmSafeSigner> {
   const o = parseEvmSafePluginOptions(options);
+  const { createEvmSafeSigner } = await import('./signer.js');
   return createEvmSafeSigner({ chains: o.chains.map((c) => `eip155:${c.chain_id}`), ...(o.name !== undefined && { name: `${o.name}/signer` }) });
 }
 
 /**
  * The WalletProvisioner (`vault provision`) from the same plugin options: deploys Safe v1.4.1
  * wallets on the configured chains. Executor options are ignored (no variable is read here);
- * what pays for the deployment is the request's `funding`.
+ * what pays for the deployment is the request's `funding`. Like the signer it is imported only
+ * when called: it generates and signs with a throwaway deployer key.
  *
  * @example
- * const provisioner = createProvisioner({ chains: [{ chain_id: 31337, rpc_url: 'http://127.0.0.1:8545', finality: 'latest' }] })
+ * const provisioner = await createProvisioner({ chains: [{ chain_id: 31337, rpc_url: 'http://127.0.0.1:8545', finality: 'latest' }] })
  * await provisioner.provision({ wallet: 'treasury', chain: 'eip155:31337', members, quorum: 2, funding: { kind: 'faucet', url: 'http://127.0.0.1:8545' } })
  */
-export function createProvisioner(options: EvmSafePluginOptions): WalletProvisioner {
+export async function createProvisioner(options: EvmSafePluginOptions): Promise<WalletProvisioner> {
   const o = parseEvmSafePluginOptions(options);
   const chains: Record<string, EvmChainConfig> = {};
   for (const c of o.chains) chains[`eip155:${c.chain_id}`] = chainConfig(c);
+  const { createEvmSafeProvisioner } = await import('./provision.js');
   return createEvmSafeProvisioner({ chains, ...(o.name !== undefined && { name: o.name }) });
 }

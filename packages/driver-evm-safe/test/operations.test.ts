@@ -395,12 +395,12 @@ describe('assemble', () => {
     const r = driver.assemble(built, variants, wallet);
     expect(r).toMatchObject({ ok: false, weight: 0 });
     if (r.ok) return;
-    expect(r.invalid.map((i) => i.reason)).toEqual([
-      'curve ed25519 is not secp256k1',
-      'signature encoding xrpl-der is not eip712-rsv',
-      'v = 0: only ECDSA owner signatures (v 27/28) are accepted',
-      'public key does not control signer_address',
-      'signature is not 65 bytes of lowercase hex',
+    expect(r.invalid.map((i) => [i.index, i.reason, i.detail])).toEqual([
+      [0, 'wrong_key', "curve ed25519 is not the member's curve secp256k1"],
+      [1, 'bad_signature', 'signature encoding xrpl-der is not eip712-rsv'],
+      [2, 'bad_signature', 'v = 0: only ECDSA owner signatures (v 27/28) are accepted'],
+      [3, 'wrong_key', `public key does not control ${c.signer_address}`],
+      [4, 'malformed', expect.stringMatching(/^not a Contribution: signature\.hex: /)],
     ]);
   });
 

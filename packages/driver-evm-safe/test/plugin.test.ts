@@ -67,7 +67,7 @@ describe('loading as a plugin', () => {
     const keys = devnet.safe.owners.map((o) => secpKey(o.privateKey));
     const wallet = safeWallet(chain, devnet.safe.address, keys, 2);
     const built = driver.buildPayload({ intent: normalizeIntent({ wallet: wallet.wallet, destination: secpKey().address, amount: '1' }), wallet, params: await driver.fetchParams(wallet) });
-    const signer = createSigner(json(options));
+    const signer = await createSigner(json(options));
     const r = driver.assemble(built, await Promise.all([0, 1].map((i) => signer.signPayload(built, keys[i]!, keys[i]!.address))), wallet);
     if (!r.ok) throw new Error('quorum');
     const submitted = await driver.submit(chain, r.blob);
@@ -84,7 +84,7 @@ describe('loading as a plugin', () => {
       const keys = devnet.safe.owners.map((o) => secpKey(o.privateKey));
       const wallet = safeWallet(chain, devnet.safe.address, keys, 2);
       const built = driver.buildPayload({ intent: normalizeIntent({ wallet: wallet.wallet, destination: secpKey().address, amount: '1' }), wallet, params: await driver.fetchParams(wallet) });
-      const signer = createSigner(json(options));
+      const signer = await createSigner(json(options));
       const r = driver.assemble(built, await Promise.all([0, 1].map((i) => signer.signPayload(built, keys[i]!, keys[i]!.address))), wallet);
       if (!r.ok) throw new Error('quorum');
       await expect(driver.submit(chain, r.blob)).resolves.toMatchObject({ status: 'rejected', code: 'relayer_error', retriable: true });
@@ -127,11 +127,11 @@ describe('bad options are a ValidationError naming the option', () => {
     ['an empty name', { ...options, name: '' }, 'name'],
   ];
   for (const [what, bad, path] of cases) {
-    it(what, () => {
+    it(what, async () => {
       for (const factory of [createDriver, createSigner]) {
         let err: unknown;
         try {
-          factory(json(bad) as EvmSafePluginOptions);
+          await factory(json(bad) as EvmSafePluginOptions);
         } catch (e) {
           err = e;
         }
@@ -143,7 +143,7 @@ describe('bad options are a ValidationError naming the option', () => {
     });
   }
 
-  it('a variable that holds no private key is refused without echoing its value', () => {
+  it('a variable that holds no private key is refused without echoing its value', async () => {
     for (const value of ['not-a-key', `0x${'00'.repeat(32)}`]) {
       process.env['VAULT_TEST_BAD_KEY'] = value;
       try {
@@ -157,19 +157,19 @@ describe('bad options are a ValidationError naming the option', () => {
         expect((err as ValidationError).path).toBe('executor_key_env');
         expect(JSON.stringify({ m: (err as Error).message, d: (err as ValidationError).details })).not.toContain(value);
         // A signer never reads the variable.
-        expect(createSigner(json({ ...options, executor_key_env: 'VAULT_TEST_BAD_KEY' })).chains).toEqual([chain]);
+        expect((await createSigner(json({ ...options, executor_key_env: 'VAULT_TEST_BAD_KEY' }))).chains).toEqual([chain]);
       } finally {
         delete process.env['VAULT_TEST_BAD_KEY'];
       }
     }
   });
 
-  it('a key without 0x and a name are accepted; the signer is named after the plugin', () => {
+  it('a key without 0x and a name are accepted; the signer is named after the plugin', async () => {
     process.env['VAULT_TEST_KEY_NO0X'] = devnet.accounts.executor.privateKey.slice(2);
     try {
       const d = createDriver(json({ ...options, executor_key_env: 'VAULT_TEST_KEY_NO0X', name: 'evm-main' }));
       expect(d.name).toBe('evm-main');
-      expect(createSigner(json({ ...options, name: 'evm-main' })).name).toBe('evm-main/signer');
+      expect((await createSigner(json({ ...options, name: 'evm-main' }))).name).toBe('evm-main/signer');
     } finally {
       delete process.env['VAULT_TEST_KEY_NO0X'];
     }

@@ -16,7 +16,6 @@ import { encodeAbiParameters, encodeFunctionData, getAddress, keccak256, toFunct
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import {
   createDriver,
-  createEvmSafeProvisioner,
   createProvisioner,
   createSigner,
   predictSafeAddress,
@@ -27,6 +26,7 @@ import {
   type EvmSafePluginOptions,
 } from '../src/index.js';
 import { startEvmDevnet } from '../src/devnet/index.js';
+import { createEvmSafeProvisioner } from '../src/provision.js';
 import { rawRpc, secpKey } from './helpers.js';
 
 // The reference servers' and `vault provision`'s contract, checked by the compiler.
@@ -51,9 +51,9 @@ const options: EvmSafePluginOptions = json({
   chains: [{ chain_id: devnet.chainId, chain, rpc_url: url, finality: 'latest', polling_interval_ms: 50 }],
   executor_key_env: EXECUTOR_ENV,
 });
-const provisioner = createProvisioner(json(options));
+const provisioner = await createProvisioner(json(options));
 const driver = createDriver(json(options));
-const signer = createSigner(json(options));
+const signer = await createSigner(json(options));
 
 const balance = async (a: string) => BigInt(await rawRpc<string>(url, 'eth_getBalance', [a, 'latest']));
 const blockNumber = async () => BigInt(await rawRpc<string>(url, 'eth_blockNumber'));
@@ -342,7 +342,7 @@ describe('funding', () => {
 
 describe('the chain must be the one configured, with Safe v1.4.1 deployed', () => {
   it('an RPC that serves another chain fails the check step', async () => {
-    const wrong = createProvisioner(json({ chains: [{ chain_id: 1, rpc_url: url, polling_interval_ms: 50 }] }));
+    const wrong = await createProvisioner(json({ chains: [{ chain_id: 1, rpc_url: url, polling_interval_ms: 50 }] }));
     expect(wrong.chains).toEqual(['eip155:1']);
     const err = await failure(wrong.provision(request({ chain: 'eip155:1' })));
     expect(err).toBeInstanceOf(TransportError);
@@ -350,7 +350,7 @@ describe('the chain must be the one configured, with Safe v1.4.1 deployed', () =
   });
 
   it('an unreachable RPC fails the check step', async () => {
-    const down = createProvisioner(json({ chains: [{ chain_id: devnet.chainId, rpc_url: 'http://127.0.0.1:9', polling_interval_ms: 50 }] }));
+    const down = await createProvisioner(json({ chains: [{ chain_id: devnet.chainId, rpc_url: 'http://127.0.0.1:9', polling_interval_ms: 50 }] }));
     const err = await failure(down.provision(request()));
     expect(err).toBeInstanceOf(TransportError);
     expect(err.message).toMatch(/^provision step check: /);
@@ -441,7 +441,7 @@ describe('a bad request is a ValidationError naming the field', () => {
     expect(err).toBeInstanceOf(ValidationError);
   });
 
-  it('bad plugin options are refused as by createDriver', () => {
-    expect(() => createProvisioner(json({ chains: [] }) as EvmSafePluginOptions)).toThrow(ValidationError);
+  it('bad plugin options are refused as by createDriver', async () => {
+    await expect(createProvisioner(json({ chains: [] }) as EvmSafePluginOptions)).rejects.toThrow(ValidationError);
   });
 });

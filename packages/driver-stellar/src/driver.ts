@@ -5,12 +5,12 @@
  */
 import { StrKey, TransactionBuilder, xdr } from '@stellar/stellar-base';
 import {
-  ContributionSchema,
   DriverRegistryError,
   NotFoundError,
   RefusedError,
   TransportError,
   ValidationError,
+  assembleContributions,
   defineChainDriver,
   fromHex,
   verifyEd25519,
@@ -24,10 +24,12 @@ import {
   type ChainProtectFacts,
   type ConfirmResult,
   type Contribution,
+  type ContributionProblem,
   type ControlState,
   type FeeQuote,
   type NormalizedIntent,
   type PayloadFate,
+  type SignerDesc,
   type SubmitResult,
   type WalletDescriptor,
 } from '@vault/sdk';
@@ -245,59 +247,41 @@ export function createStellarDriver(options: StellarDriverOptions): StellarDrive
       if (payload.source !== s.control.address) {
         throw new ValidationError('built', [{ path: 'payload.source', message: `payload is for ${payload.source}, not wallet ${s.control.address}` }]);
       }
+      // The ledger caps a signer's weight at 255: a descriptor above it cannot match the account.
+      for (const [i, m] of s.control.signers.entries()) {
+        if (m.weight > 255) throw new ValidationError('wallet', [{ path: `control.signers.${i}.weight`, message: 'a Stellar signer weighs at most 255' }]);
+      }
       const hash = fromHex(built.digest, 'built.digest', 32);
-      const weights = new Map(s.control.signers.map((m) => [m.address, m.weight]));
-      const counted = new Map<string, { weight: number; hint: Buffer; signature: Buffer }>();
-      const invalid: { address: string; reason: string }[] = [];
-      for (const raw of contributions) {
-        const parsed = ContributionSchema.safeParse(raw);
-        const address = typeof (raw as { signer_address?: unknown })?.signer_address === 'string' ? (raw as Contribution).signer_address : '(unknown)';
-        if (!parsed.success) {
-          invalid.push({ address, reason: 'contribution is malformed' });
-          continue;
-        }
-        const reason = contributionProblem(parsed.data, hash, weights, counted);
-        if (reason) {
-          invalid.push({ address, reason });
-          continue;
-        }
-        const c = parsed.data;
-        counted.set(c.signer_address, {
-          weight: weights.get(c.signer_address) as number,
-          hint: Buffer.from(hintOf(fromHex(c.public_key.hex, 'public_key', 32)), 'hex'),
-          signature: Buffer.from(c.signature.hex, 'hex'),
-        });
-      }
-      // The weight this transaction needs, recorded at build time from the account's thresholds and
-      // the class of its operation (build.ts neededWeight); payloads without it: the quorum.
-      const required = payload.needed_weight ?? s.control.quorum;
-      // stellar-core walks the signatures in envelope order and stops at the threshold; any signature
-      // it did not need fails the whole transaction as tx_bad_auth_extra. So: heaviest first, stop
-      // as soon as the threshold is reached, and never attach more.
-      // `weight` reports every valid contribution collected; the blob carries only the subset used.
-      const ordered = [...counted.entries()].sort(([a, x], [b, y]) => y.weight - x.weight || (a < b ? -1 : a > b ? 1 : 0));
-      const chosen: typeof ordered = [];
-      let attached = 0;
-      for (const entry of ordered) {
-        if (attached >= required) break;
-        chosen.push(entry);
-        attached += Math.min(entry[1].weight, 255);
-      }
-      const weight = ordered.reduce((sum, [, c]) => sum + Math.min(c.weight, 255), 0);
-      if (attached < required) {
-        return {
-          ok: false,
-          reason: 'short_of_quorum',
-          weight,
-          quorum: required,
-          missing: s.control.signers.filter((m) => !counted.has(m.address)).map((m) => ({ address: m.address, weight: m.weight })),
-          invalid,
-        };
-      }
-      const env = xdr.TransactionEnvelope.fromXDR(payload.tx_xdr, 'base64');
-      const v1 = env.v1();
-      v1.signatures(chosen.map(([, c]) => new xdr.DecoratedSignature({ hint: c.hint, signature: c.signature })));
-      return { ok: true, blob: env.toXDR('base64'), txHash: built.digest, weight, quorum: required };
+      return assembleContributions({
+        contributions,
+        wallet,
+        verify: (c, member) => contributionProblem(c, member, hash),
+        // The weight this transaction needs, recorded at build time from the account's thresholds and
+        // the class of its operation (build.ts neededWeight); payloads without it: the quorum.
+        quorum: payload.needed_weight ?? s.control.quorum,
+        encode: (counted, required) => {
+          // stellar-core walks the signatures in envelope order and stops at the threshold; any
+          // signature it did not need fails the whole transaction as tx_bad_auth_extra. So: heaviest
+          // first, stop as soon as the threshold is reached, and never attach more. The result's
+          // `weight` still reports every valid contribution collected.
+          const ordered = [...counted].sort((x, y) => y.member.weight - x.member.weight || (x.member.address < y.member.address ? -1 : x.member.address > y.member.address ? 1 : 0));
+          const chosen: typeof ordered = [];
+          let attached = 0;
+          for (const entry of ordered) {
+            if (attached >= required) break;
+            chosen.push(entry);
+            attached += entry.member.weight;
+          }
+          const env = xdr.TransactionEnvelope.fromXDR(payload.tx_xdr, 'base64');
+          env.v1().signatures(
+            chosen.map(({ contribution: c }) => {
+              const hint = Buffer.from(hintOf(fromHex(c.public_key.hex, 'public_key', 32)), 'hex');
+              return new xdr.DecoratedSignature({ hint, signature: Buffer.from(c.signature.hex, 'hex') });
+            }),
+          );
+          return { blob: env.toXDR('base64'), txHash: built.digest };
+        },
+      });
     },
 
     async submit(chain: string, blob: string): Promise<SubmitResult> {
@@ -470,24 +454,21 @@ export function controlMismatch(account: AccountFacts, wallet: WalletDescriptor)
   return null;
 }
 
-/** Why a well-formed contribution does not count, or null when it does. */
-function contributionProblem(
-  c: Contribution,
-  hash: Uint8Array,
-  weights: ReadonlyMap<string, number>,
-  counted: ReadonlyMap<string, unknown>,
-): string | null {
-  if (!weights.has(c.signer_address)) return 'not a member of the wallet';
-  if (counted.has(c.signer_address)) return 'member already contributed';
-  if (c.public_key.curve !== 'ed25519') return `curve ${c.public_key.curve} is not ed25519`;
-  if (c.signature.encoding !== STELLAR_SIGNATURE_ENCODING) return `signature encoding ${c.signature.encoding} is not ${STELLAR_SIGNATURE_ENCODING}`;
-  if (c.public_key.hex.length !== 64) return 'public key is not 32 bytes';
-  if (c.signature.hex.length !== 128) return 'signature is not 64 bytes';
+/** Stellar's check of one contribution from `member`: its ed25519 key, hint and signature over the transaction hash. */
+function contributionProblem(c: Contribution, member: SignerDesc, hash: Uint8Array): ContributionProblem | null {
+  if (c.public_key.curve !== 'ed25519') return { reason: 'wrong_key', detail: `curve ${c.public_key.curve} is not ed25519` };
+  if (c.public_key.hex.length !== 64) return { reason: 'wrong_key', detail: 'public key is not 32 bytes' };
   const publicKey = fromHex(c.public_key.hex, 'public_key', 32);
-  if (StrKey.encodeEd25519PublicKey(Buffer.from(publicKey)) !== c.signer_address) return 'public key does not control signer_address';
+  if (StrKey.encodeEd25519PublicKey(Buffer.from(publicKey)) !== member.address) return { reason: 'wrong_key', detail: `public key does not control ${member.address}` };
+  if (c.signature.encoding !== STELLAR_SIGNATURE_ENCODING) {
+    return { reason: 'bad_signature', detail: `signature encoding ${c.signature.encoding} is not ${STELLAR_SIGNATURE_ENCODING}` };
+  }
+  if (c.signature.hex.length !== 128) return { reason: 'bad_signature', detail: 'signature is not 64 bytes' };
   const hint = (c.signature as { hint?: unknown }).hint;
   // Hint first, as stellar-core does; then the bytes, which are what actually count.
-  if (hint !== undefined && hint !== hintOf(publicKey)) return 'signature hint is not the last 4 bytes of the public key';
-  if (!verifyEd25519(fromHex(c.signature.hex, 'signature', 64), hash, publicKey)) return 'signature does not verify against the transaction hash';
+  if (hint !== undefined && hint !== hintOf(publicKey)) return { reason: 'bad_signature', detail: 'signature hint is not the last 4 bytes of the public key' };
+  if (!verifyEd25519(fromHex(c.signature.hex, 'signature', 64), hash, publicKey)) {
+    return { reason: 'bad_signature', detail: 'signature does not verify against the transaction hash' };
+  }
   return null;
 }

@@ -149,7 +149,17 @@ describe('signatures the ledger refuses', () => {
     expect(await driver.submit(CHAIN, blob)).toMatchObject({ status: 'rejected', code: 'tx_bad_auth' });
     const badHint = { ...r.contributions[1]!, signature: { ...r.contributions[1]!.signature, hint: '00000000' } };
     const a = driver.assemble(r.built, [r.contributions[0]!, badHint], w.wallet);
-    expect(a).toMatchObject({ ok: false, invalid: [{ reason: expect.stringMatching(/hint/) }] });
+    expect(a).toMatchObject({ ok: false, invalid: [{ index: 1, reason: 'bad_signature', detail: expect.stringMatching(/hint/) }] });
+  });
+
+  it('a descriptor whose signer weighs more than the ledger allows (256) is refused at assembly, not counted as 255', async () => {
+    const w = await multisigWallet(devnet, { weights: [1, 1, 1], quorum: 2 });
+    const dest = await plainAccount(devnet);
+    const r = await buildSignAssemble(driver, signer, w, { destination: dest.publicKey(), amount: '5' }, [0, 1]);
+    if (w.wallet.control.kind !== 'native_multisig') throw new Error('native only');
+    const heavy = { ...w.wallet, control: { ...w.wallet.control, signers: w.wallet.control.signers.map((m, i) => (i === 0 ? { ...m, weight: 256 } : m)) } };
+    expect(() => driver.assemble(r.built, r.contributions, heavy)).toThrow(ValidationError);
+    expect(() => driver.assemble(r.built, r.contributions, heavy)).toThrow(/at most 255/);
   });
 });
 

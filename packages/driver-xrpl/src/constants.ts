@@ -79,3 +79,14 @@ export const MPT_CREATE_FLAGS = {
   tfMPTCanTransfer: 0x20,
   tfMPTCanClawback: 0x40,
 } as const;
+
+/** The public XRPL Testnet faucet (POST `{"destination": "r…", "xrpAmount": "…"}`). */
+export const XRPL_TESTNET_FAUCET_URL = 'https://faucet.altnet.rippletest.net/accounts';
+/** The public XRPL Devnet faucet (same request shape). */
+export const XRPL_DEVNET_FAUCET_URL = 'https://faucet.devnet.rippletest.net/accounts';
+/**
+ * Working balance a new account gets on top of its reserves when the request names no fundAmount:
+ * 10 XRP, enough for thousands of multisig fees. The default fundAmount is base reserve + one owner
+ * reserve (the signer list is one owned object whatever its size) + this.
+ */
+export const PROVISION_WORKING_BALANCE_DROPS = 10_000_000n;

@@ -8,6 +8,9 @@ describe('public exports', () => {
   it('@vault/driver-xrpl/signer', async () => {
     expect(Object.keys(await import('./signer.js')).sort()).toMatchSnapshot();
   });
+  it('@vault/driver-xrpl/provision', async () => {
+    expect(Object.keys(await import('./provision.js')).sort()).toMatchSnapshot();
+  });
   it('@vault/driver-xrpl/devnet', async () => {
     expect(Object.keys(await import('./devnet/index.js')).sort()).toMatchSnapshot();
   });

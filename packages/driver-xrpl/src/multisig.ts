@@ -2,10 +2,18 @@
  * @module multisig
  * What a multisig contribution is on the XRPL and how contributions become one submittable blob:
  * each member signs `encodeForMultisigning(tx, member)`; the driver checks every contribution with
- * ripple-keypairs, counts each member once by the wallet's weights, sorts the Signers by AccountID
- * bytes and encodes the blob only when the weight reaches the quorum.
+ * ripple-keypairs, and the SDK's tally counts each member once by the wallet's weights; at quorum the
+ * Signers are sorted by AccountID bytes and the blob encoded.
  */
-import { ValidationError, type AssembleResult, type BuiltPayload, type Contribution, type WalletDescriptor } from '@vault/sdk';
+import {
+  ValidationError,
+  assembleContributions,
+  type AssembleResult,
+  type BuiltPayload,
+  type Contribution,
+  type ContributionProblem,
+  type WalletDescriptor,
+} from '@vault/sdk';
 import { encode, encodeForMultisigning } from 'ripple-binary-codec';
 import { deriveAddress, verify } from 'ripple-keypairs';
 import { hashes } from 'xrpl';
@@ -47,20 +55,24 @@ export function ledgerPublicKey(c: Pick<Contribution, 'public_key'>): string | n
   return /^0[23][0-9a-f]{64}$/.test(hex) ? hex.toUpperCase() : null;
 }
 
-/** Why a contribution does not verify for `tx_json`, or null when it does (address, key and signature). */
-export function contributionProblem(tx_json: TxJson, c: Contribution): string | null {
+/**
+ * Why a contribution does not verify as `account`'s signature over `tx_json`, or null when it does:
+ * its key must be in the ledger's form and derive `account`, its signature must verify over the
+ * multisigning data.
+ */
+export function contributionProblem(tx_json: TxJson, c: Contribution, account: string): ContributionProblem | null {
   const key = ledgerPublicKey(c);
-  if (key === null) return `public key is not a ${c.public_key.curve} key in the expected form`;
+  if (key === null) return { reason: 'wrong_key', detail: `public key is not a ${c.public_key.curve} key in the expected form` };
+  if (deriveAddress(key) !== account) return { reason: 'wrong_key', detail: `public key does not control ${account}` };
   const expected = c.public_key.curve === 'ed25519' ? XRPL_ED25519_ENCODING : XRPL_DER_ENCODING;
-  if (c.signature.encoding !== expected) return `signature encoding ${c.signature.encoding} is not ${expected}`;
-  if (deriveAddress(key) !== c.signer_address) return 'public key does not control signer_address';
+  if (c.signature.encoding !== expected) return { reason: 'bad_signature', detail: `signature encoding ${c.signature.encoding} is not ${expected}` };
   let ok = false;
   try {
-    ok = verify(multisigningData(tx_json, c.signer_address), c.signature.hex.toUpperCase(), key);
+    ok = verify(multisigningData(tx_json, account), c.signature.hex.toUpperCase(), key);
   } catch {
     ok = false;
   }
-  return ok ? null : 'signature does not verify over the multisigning data';
+  return ok ? null : { reason: 'bad_signature', detail: 'signature does not verify over the multisigning data' };
 }
 
 /** The Signers array for verified contributions, sorted by AccountID bytes. */
@@ -72,7 +84,7 @@ export function signersArray(contributions: readonly Contribution[]): TxJson[] {
     }));
 }
 
-/** Counts verified, distinct member contributions and assembles at quorum (the wallet's weights). */
+/** The SDK's tally over the wallet's weights with XRPL's checks; at quorum, the blob with its Signers sorted. */
 export function assembleMultisig(built: BuiltPayload, contributions: readonly Contribution[], wallet: WalletDescriptor): AssembleResult {
   if (wallet.control.kind !== 'native_multisig') {
     throw new ValidationError('wallet', [{ path: 'control.kind', message: 'XRPL wallets use native_multisig control' }]);
@@ -82,33 +94,13 @@ export function assembleMultisig(built: BuiltPayload, contributions: readonly Co
   if (payload.tx_json['Account'] !== control.address || payload.chain !== wallet.chain) {
     throw new ValidationError('built', [{ path: 'payload.tx_json.Account', message: `payload is for ${payload.chain} ${String(payload.tx_json['Account'])}, not this wallet` }]);
   }
-  const weights = new Map(control.signers.map((s) => [s.address, s.weight]));
-  const counted = new Map<string, Contribution>();
-  const invalid: { address: string; reason: string }[] = [];
-  for (const c of contributions) {
-    const address = typeof c?.signer_address === 'string' ? c.signer_address : '(unknown)';
-    const shapeOk = typeof c?.public_key?.hex === 'string' && typeof c?.signature?.hex === 'string' && typeof c?.signature?.encoding === 'string';
-    const reason = !shapeOk
-      ? 'contribution is malformed'
-      : !weights.has(address)
-        ? 'not a member of the wallet'
-        : counted.has(address)
-          ? null // a repeat of a counted member is ignored, not an error
-          : contributionProblem(payload.tx_json, c);
-    if (reason) invalid.push({ address, reason });
-    else if (!counted.has(address)) counted.set(address, c);
-  }
-  const weight = [...counted.keys()].reduce((s, a) => s + (weights.get(a) ?? 0), 0);
-  if (weight < control.quorum) {
-    return {
-      ok: false,
-      reason: 'short_of_quorum',
-      weight,
-      quorum: control.quorum,
-      missing: control.signers.filter((s) => !counted.has(s.address)).map((s) => ({ address: s.address, weight: s.weight })),
-      invalid,
-    };
-  }
-  const blob = encode({ ...payload.tx_json, Signers: signersArray([...counted.values()]) });
-  return { ok: true, blob, txHash: hashes.hashSignedTx(blob), weight, quorum: control.quorum };
+  return assembleContributions({
+    contributions,
+    wallet,
+    verify: (c, member) => contributionProblem(payload.tx_json, c, member.address),
+    encode: (counted) => {
+      const blob = encode({ ...payload.tx_json, Signers: signersArray(counted.map((x) => x.contribution)) });
+      return { blob, txHash: hashes.hashSignedTx(blob) };
+    },
+  });
 }

@@ -8,8 +8,7 @@
  */
 import { ValidationError, endpointUrlProblem, type DriverPlugin, type WalletProvisioner } from '@vault/sdk';
 import { createXrplDriver, type XrplChainConfig, type XrplDriver } from './driver.js';
-import { createXrplProvisioner } from './provision.js';
-import { createXrplSigner, type XrplSigner } from './signer.js';
+import type { XrplSigner } from './signer.js';
 
 /** One chain an operator serves. */
 export interface XrplPluginChain {
@@ -130,26 +129,30 @@ export function createDriver(options: XrplPluginOptions): XrplDriver {
 
 /**
  * The signer from the same JSON options: it serves exactly the listed chains (the URLs are not
- * used: the signer signs only what the payload itself hashes to).
+ * used: the signer signs only what the payload itself hashes to). The signing code is imported
+ * only here, so a control plane that calls createDriver alone never loads it.
  *
  * @example
- * const signer = createSigner({ chains: [{ chain: 'xrpl:testnet', url: 'https://s.altnet.rippletest.net:51234/' }] })
+ * const signer = await createSigner({ chains: [{ chain: 'xrpl:testnet', url: 'https://s.altnet.rippletest.net:51234/' }] })
  */
-export function createSigner(options: XrplPluginOptions): XrplSigner {
+export async function createSigner(options: XrplPluginOptions): Promise<XrplSigner> {
   const { chains, name } = parsePluginOptions(options);
+  const { createXrplSigner } = await import('./signer.js');
   return createXrplSigner({ chains: Object.keys(chains), ...(name !== undefined ? { name: `${name}/signer` } : {}) });
 }
 
 /**
  * The provisioner (`vault provision`) from the same JSON options: it sets wallets up on the listed
  * chains (fresh account, funding, signer list, master key disabled). Funding comes with each
- * request (a faucet URL, or the name of an environment variable holding a funded seed).
+ * request (a faucet URL, or the name of an environment variable holding a funded seed). Like the
+ * signer it is imported only when called: it generates and signs with a set-up key.
  *
  * @example
- * const provisioner = createProvisioner({ chains: [{ chain: 'xrpl:testnet', url: 'https://s.altnet.rippletest.net:51234/' }] })
+ * const provisioner = await createProvisioner({ chains: [{ chain: 'xrpl:testnet', url: 'https://s.altnet.rippletest.net:51234/' }] })
  */
-export function createProvisioner(options: XrplPluginOptions): WalletProvisioner {
+export async function createProvisioner(options: XrplPluginOptions): Promise<WalletProvisioner> {
   const { chains, name } = parsePluginOptions(options);
+  const { createXrplProvisioner } = await import('./provision.js');
   return createXrplProvisioner({ chains, ...(name !== undefined ? { name } : {}) });
 }
 

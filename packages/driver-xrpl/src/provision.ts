@@ -35,21 +35,21 @@ import { encode, encodeForSigning } from 'ripple-binary-codec';
 import { deriveAddress, deriveKeypair, generateSeed, sign } from 'ripple-keypairs';
 import { hashes } from 'xrpl';
 import { signingHash, type TxJson } from './build.js';
-import { ACCOUNT_SET_FLAGS, DEFAULT_MAX_FEE_DROPS, LEGACY_NETWORK_ID_MAX, MAX_SIGNERS, XRPL_PAYLOAD_FORMAT } from './constants.js';
+import {
+  ACCOUNT_SET_FLAGS,
+  DEFAULT_MAX_FEE_DROPS,
+  LEGACY_NETWORK_ID_MAX,
+  MAX_SIGNERS,
+  PROVISION_WORKING_BALANCE_DROPS,
+  XRPL_PAYLOAD_FORMAT,
+  XRPL_TESTNET_FAUCET_URL,
+} from './constants.js';
 import { chainTransport, confirmUntilFinal, createXrplDriver, type XrplChainConfig, type XrplDriver } from './driver.js';
 import { rpcCall, rpcError, rpcErrorMessage, type FetchLike } from './rpc.js';
 import { compareAccountIds, formatScaled, parseScaled } from './util.js';
 
-/** The public XRPL Testnet faucet (POST `{"destination": "r…", "xrpAmount": "…"}`). */
-export const XRPL_TESTNET_FAUCET_URL = 'https://faucet.altnet.rippletest.net/accounts';
-/** The public XRPL Devnet faucet (same request shape). */
-export const XRPL_DEVNET_FAUCET_URL = 'https://faucet.devnet.rippletest.net/accounts';
-/**
- * Working balance a new account gets on top of its reserves when the request names no fundAmount:
- * 10 XRP, enough for thousands of multisig fees. The default fundAmount is base reserve + one owner
- * reserve (the signer list is one owned object whatever its size) + this.
- */
-export const PROVISION_WORKING_BALANCE_DROPS = 10_000_000n;
+// Here, not in the keyless root entry's constants: re-exported for `@vault/driver-xrpl/provision`.
+export { PROVISION_WORKING_BALANCE_DROPS, XRPL_DEVNET_FAUCET_URL, XRPL_TESTNET_FAUCET_URL } from './constants.js';
 
 export interface XrplProvisionerOptions {
   /** One entry per served chain, as `createXrplDriver` takes them. */

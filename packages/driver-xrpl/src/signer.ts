@@ -111,8 +111,8 @@ export function createXrplSigner(options: XrplSignerOptions = {}): XrplSigner {
         public_key: { curve: key.curve, hex: bytesToHex(key.publicKey) },
         signature: { encoding: key.curve === 'ed25519' ? XRPL_ED25519_ENCODING : XRPL_DER_ENCODING, hex: bytesToHex(signature) },
       };
-      const problem = contributionProblem(payload.tx_json, contribution);
-      if (problem) throw new SignerRefusedError('key', `the key produced a signature the ledger would refuse: ${problem}`);
+      const problem = contributionProblem(payload.tx_json, contribution, signerAddress);
+      if (problem) throw new SignerRefusedError('key', `the key produced a signature the ledger would refuse: ${problem.detail}`);
       return contribution;
     },
   };

@@ -78,7 +78,7 @@ describe('ripple-lib 0.17.9 fixtures: multisig', () => {
     // Each blob's unsigned transaction is the same payload.
     expect(signingHash({ ...(decode(b as string) as Json), Signers: undefined, SigningPubKey: '' })).toBe(built.digest);
     const contributions = [...contributionsOf(a as string), ...contributionsOf(b as string)];
-    for (const c of contributions) expect(contributionProblem((built.payload as Json)['tx_json'], c), c.signer_address).toBeNull();
+    for (const c of contributions) expect(contributionProblem((built.payload as Json)['tx_json'], c, c.signer_address), c.signer_address).toBeNull();
     const wallet = walletOf(String(tx['Account']), contributions.map((c) => c.signer_address), 2);
     for (const order of [contributions, [...contributions].reverse()]) {
       const r = assembleMultisig(built, order, wallet);
@@ -99,9 +99,12 @@ describe('ripple-lib 0.17.9 fixtures: multisig', () => {
     const tx = decode(a as string) as Json;
     const [c] = contributionsOf(a as string) as [Contribution];
     const other = { ...(builtOf(tx).payload as Json)['tx_json'], Sequence: Number(tx['Sequence']) + 1 };
-    expect(contributionProblem(other, c)).toBe('signature does not verify over the multisigning data');
+    expect(contributionProblem(other, c, c.signer_address)).toEqual({ reason: 'bad_signature', detail: 'signature does not verify over the multisigning data' });
     const [, d] = [...contributionsOf(a as string), ...contributionsOf((read('requests/combine.json') as string[])[1] as string)] as Contribution[];
-    expect(contributionProblem((builtOf(tx).payload as Json)['tx_json'], { ...c, public_key: (d as Contribution).public_key })).toBe('public key does not control signer_address');
+    expect(contributionProblem((builtOf(tx).payload as Json)['tx_json'], { ...c, public_key: (d as Contribution).public_key }, c.signer_address)).toEqual({
+      reason: 'wrong_key',
+      detail: `public key does not control ${c.signer_address}`,
+    });
   });
 
   it('sign-as: the recorded multisign signature verifies and assembles to the recorded blob and id', () => {
@@ -113,7 +116,7 @@ describe('ripple-lib 0.17.9 fixtures: multisig', () => {
     expect(tx_json).toEqual({ ...request, SigningPubKey: '' });
     const contributions = contributionsOf(expected.signedTransaction);
     expect(contributions).toHaveLength(1);
-    expect(contributionProblem(tx_json, contributions[0] as Contribution)).toBeNull();
+    expect(contributionProblem(tx_json, contributions[0] as Contribution, (contributions[0] as Contribution).signer_address)).toBeNull();
     const r = assembleMultisig(built, contributions, walletOf(request['Account'], [(contributions[0] as Contribution).signer_address], 1));
     expect(r).toMatchObject({ ok: true, blob: expected.signedTransaction, txHash: expected.id });
   });

@@ -59,9 +59,9 @@ describe.skipIf(!available)('recorded multisigned TrustSet (XRPL docs)', () => {
         public_key: { curve: 'secp256k1', hex: s.SigningPubKey.toLowerCase() },
         signature: { encoding: 'xrpl-der', hex: s.TxnSignature.toLowerCase() },
       };
-      expect(contributionProblem(bare, c)).toBeNull();
+      expect(contributionProblem(bare, c, s.Account)).toBeNull();
       // The same signature does not verify for a tampered limit.
-      expect(contributionProblem({ ...bare, LimitAmount: { ...bare.LimitAmount, value: '101' } }, c)).toMatch(/does not verify/);
+      expect(contributionProblem({ ...bare, LimitAmount: { ...bare.LimitAmount, value: '101' } }, c, s.Account)).toMatchObject({ reason: 'bad_signature' });
     }
   });
 

@@ -73,7 +73,7 @@ describe('negative: the ledger refuses with its own codes', () => {
     const other = buildWith(wallet, params, '1000001');
     const result = driver.assemble(other, await sign(signedFor, wallet, keys), wallet);
     expect(result).toMatchObject({ ok: false, reason: 'short_of_quorum', weight: 0, quorum: 2 });
-    if (!result.ok) expect(result.invalid.map((i) => i.reason)).toEqual(['signature does not verify over the multisigning data', 'signature does not verify over the multisigning data']);
+    if (!result.ok) expect(result.invalid.map((i) => [i.reason, i.detail])).toEqual(Array(2).fill(['bad_signature', 'signature does not verify over the multisigning data']));
   });
 
   it('unsorted Signers: invalidTransaction, Unsorted Signers array.', async () => {

@@ -77,11 +77,11 @@ describe('plugin entry', () => {
     ['api version 3', { chains: [{ chain: 'xrpl:local', url: 'http://a/', apiVersion: 3 }] }, 'chains.0.apiVersion'],
   ];
   for (const [name, options, path] of bad) {
-    it(`refuses ${name} with a ValidationError at options${path ? `.${path}` : ''}`, () => {
+    it(`refuses ${name} with a ValidationError at options${path ? `.${path}` : ''}`, async () => {
       for (const factory of [root.createDriver, root.createSigner]) {
         let error: unknown;
         try {
-          factory(JSON.parse(JSON.stringify(options)));
+          await factory(JSON.parse(JSON.stringify(options)));
         } catch (e) {
           error = e;
         }

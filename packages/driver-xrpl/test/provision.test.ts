@@ -19,7 +19,8 @@ import {
 import { ACCOUNT_ROOT_FLAGS } from '../src/constants.js';
 import { startXrplDevnet, type XrplDevnet } from '../src/devnet/index.js';
 import * as root from '../src/index.js';
-import { createXrplDriver, createXrplProvisioner, PROVISION_WORKING_BALANCE_DROPS, type XrplDriver } from '../src/index.js';
+import { createXrplDriver, PROVISION_WORKING_BALANCE_DROPS, type XrplDriver } from '../src/index.js';
+import { createXrplProvisioner } from '../src/provision.js';
 import { xrplAddressOf } from '../src/signer.js';
 import { createSoftwareKey } from '@vault/sdk/testing';
 import { classicAddressToXAddress } from 'ripple-address-codec';

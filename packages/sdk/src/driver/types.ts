@@ -15,6 +15,7 @@ import type { NormalizedIntent, OperationKind } from '../schemas/intent.js';
 import type { Contribution } from '../schemas/sign.js';
 import type { ChainParams, ChainParamsKind, Curve, WalletDescriptor } from '../schemas/index.js';
 import type { EvmCodeEntry } from '../schemas/protect.js';
+import type { InvalidContribution } from './tally.js';
 
 /**
  * Result of checking an address against a chain. `normalized` is the one form the vault stores and
@@ -63,8 +64,8 @@ export type AssembleResult =
       quorum: number;
       /** Members without a valid contribution (missing, or listed in `invalid`): they still need to sign. */
       missing: { address: string; weight: number }[];
-      /** Contributions that were not counted, and why (bad signature, not a member, duplicate). */
-      invalid: { address: string; reason: string }[];
+      /** Contributions that were not counted, and why (one of CONTRIBUTION_REJECTIONS, with a detail). */
+      invalid: InvalidContribution[];
     };
 
 export type SubmitResult =
@@ -158,6 +159,13 @@ export interface ChainDriver {
   fetchParams(wallet: WalletDescriptor): Promise<ChainParams>;
   fetchProtectInputs(intent: NormalizedIntent, wallet: WalletDescriptor): Promise<ChainProtectFacts>;
   buildPayload(input: BuildInput): BuiltPayload;
+  /**
+   * Counts the contributions and encodes the blob at quorum. Contributions come from signers over
+   * the network: whatever their runtime shape, a bad one is listed in `invalid`, never thrown.
+   * Implement it with `assembleContributions` (the one tally: membership, one count per member,
+   * weights, `missing`, `invalid`) plus the ledger's own checks; throw only for a payload or
+   * wallet that is not this driver's (a caller's fault).
+   */
   assemble(built: BuiltPayload, contributions: readonly Contribution[], wallet: WalletDescriptor): AssembleResult;
   submit(chain: string, blob: string): Promise<SubmitResult>;
   confirm(chain: string, txHash: string, built: BuiltPayload): Promise<ConfirmResult>;

@@ -14,6 +14,7 @@ import { canonicalize } from '../canonical.js';
 import { normalizeIntent } from '../digest.js';
 import { DriverRegistryError, VaultError } from '../errors.js';
 import { DriverRegistry } from '../driver/registry.js';
+import { CONTRIBUTION_REJECTIONS, type InvalidContribution } from '../driver/tally.js';
 import type { BuiltPayload, ChainDriver, ChainSigner, ConfirmResult, SigningKey } from '../driver/types.js';
 import type { IntentRequest, NormalizedIntent, OperationInput, OperationKind } from '../schemas/intent.js';
 import { OPERATION_KINDS } from '../schemas/intent.js';
@@ -196,6 +197,16 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
     return picked;
   };
   const weightOf = (f: Fx, indexes: readonly number[]) => indexes.reduce((s, i) => s + (f.members[i]?.weight ?? 0), 0);
+
+  /** A fresh fixture, a payload and the quorum set's contributions (the last one tips the quorum). */
+  const signedAtQuorum = async () => {
+    const f = await fixture();
+    const { built } = await build(f);
+    const set = quorumSet(f);
+    const signed = await Promise.all(set.map((i) => sign(f, built, i)));
+    const tipping = set.at(-1) as number;
+    return { f, built, set, signed, below: signed.slice(0, -1), belowWeight: weightOf(f, set.slice(0, -1)), tipping };
+  };
 
   /** Builds, signs at quorum and assembles; returns what submit needs. */
   const assembled = async (f: Fx) => {
@@ -407,66 +418,113 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
     },
     {
       group: 'assemble',
-      name: 'a contribution with a corrupted signature is not counted and is listed invalid',
+      name: 'a contribution with a corrupted signature is not counted and is listed bad_signature',
       run: async () => {
-        const f = await fixture();
-        const { built } = await build(f);
-        const set = quorumSet(f);
-        const tipping = set.at(-1) as number;
-        const contributions = await Promise.all(set.map((i) => sign(f, built, i)));
-        const victim = contributions.at(-1) as Contribution;
-        contributions[contributions.length - 1] = { ...victim, signature: { ...victim.signature, hex: corruptHex(victim.signature.hex) } };
-        const result = driver.assemble(built, contributions, f.wallet);
-        expect(result, 'a corrupted signature must not count toward quorum').toMatchObject({ ok: false, weight: weightOf(f, set.slice(0, -1)) });
+        const { f, built, signed, below, belowWeight, tipping } = await signedAtQuorum();
+        const victim = signed.at(-1) as Contribution;
+        const corrupted = { ...victim, signature: { ...victim.signature, hex: corruptHex(victim.signature.hex) } };
+        const result = driver.assemble(built, [...below, corrupted], f.wallet);
+        expect(result, 'a corrupted signature must not count toward quorum').toMatchObject({ ok: false, weight: belowWeight });
         if (result.ok) return;
-        const victimAddress = (f.members[tipping]?.address ?? '').toLowerCase();
-        expect(result.invalid.map((x) => x.address.toLowerCase()), 'the corrupted contribution must be listed invalid').toContain(victimAddress);
-        expect(result.invalid.every((x) => /\S/.test(x.reason)), 'each invalid entry needs a reason').toBe(true);
-        expect(result.missing.map((m) => m.address.toLowerCase()), 'its member is still missing').toContain(victimAddress);
+        expectInvalid(result.invalid, [{ index: below.length, address: victim.signer_address, reason: 'bad_signature' }]);
+        expect(result.missing.map((m) => m.address.toLowerCase()), 'its member is still missing').toContain((f.members[tipping]?.address ?? '').toLowerCase());
       },
     },
     {
       group: 'assemble',
-      name: 'a contribution from a non-member is not counted',
+      name: 'a contribution from a non-member is not counted and is listed not_a_member',
       run: async () => {
-        const f = await fixture();
-        const { built } = await build(f);
+        const { f, built, set, signed, below, belowWeight } = await signedAtQuorum();
         const outsider = f.outsider ?? createSoftwareKey();
         const outsiderAddress = signer.deriveAddress(f.chain, outsider.publicKey, outsider.curve);
         expect(f.members.map((m) => m.address.toLowerCase()), 'fixture outsider must not be a member').not.toContain(outsiderAddress.toLowerCase());
         const stranger = await signer.signPayload(built, outsider, outsiderAddress);
-        const set = quorumSet(f);
-        const below = await Promise.all(set.slice(0, -1).map((i) => sign(f, built, i)));
         const short = driver.assemble(built, [...below, stranger], f.wallet);
-        expect(short, 'a non-member must not make up the quorum').toMatchObject({ ok: false, weight: weightOf(f, set.slice(0, -1)) });
-        if (!short.ok) {
-          expect(short.invalid.map((x) => x.address.toLowerCase()), 'the non-member must be listed invalid').toContain(outsiderAddress.toLowerCase());
-        }
-        const full = await Promise.all(set.map((i) => sign(f, built, i)));
-        const ok = driver.assemble(built, [...full, stranger], f.wallet);
+        expect(short, 'a non-member must not make up the quorum').toMatchObject({ ok: false, weight: belowWeight });
+        if (!short.ok) expectInvalid(short.invalid, [{ index: below.length, address: stranger.signer_address, reason: 'not_a_member' }]);
+        const ok = driver.assemble(built, [...signed, stranger], f.wallet);
         expect(ok, 'a non-member must add no weight').toMatchObject({ ok: true, weight: weightOf(f, set) });
       },
     },
     {
       group: 'assemble',
-      name: 'a repeated contribution counts once',
+      name: 'a repeated contribution counts once and each repeat is listed duplicate',
       run: async () => {
-        const f = await fixture();
-        const { built } = await build(f);
-        const below = quorumSet(f).slice(0, -1);
-        const contributions = await Promise.all(below.map((i) => sign(f, built, i)));
-        const result = driver.assemble(built, [...contributions, ...contributions, ...contributions], f.wallet);
-        expect(result, 'each member counts once however often it contributes').toMatchObject({ ok: false, weight: weightOf(f, below) });
+        const { f, built, below, belowWeight } = await signedAtQuorum();
+        const result = driver.assemble(built, [...below, ...below, ...below], f.wallet);
+        expect(result, 'each member counts once however often it contributes').toMatchObject({ ok: false, weight: belowWeight });
+        if (result.ok) return;
+        const repeats = [...below, ...below].map((c, i) => ({ index: below.length + i, address: c.signer_address, reason: 'duplicate' as const }));
+        expectInvalid(result.invalid, repeats);
+      },
+    },
+    {
+      group: 'assemble',
+      name: 'malformed contributions (null, wrong types, missing or extra members) are listed malformed, never thrown',
+      run: async () => {
+        const { f, built, signed, below, belowWeight } = await signedAtQuorum();
+        // Variants of the contribution that would tip the quorum: counting any one of them is visible.
+        const c = signed.at(-1) as Contribution;
+        const { signature: _signature, ...unsigned } = c;
+        const variants: { value: unknown; readable: boolean }[] = [
+          { value: null, readable: false },
+          { value: undefined, readable: false },
+          { value: 42, readable: false },
+          { value: 'a contribution', readable: false },
+          { value: [c], readable: false },
+          { value: {}, readable: false },
+          { value: { ...c, signer_address: 5 }, readable: false },
+          { value: { ...c, public_key: c.public_key.hex }, readable: true },
+          { value: { ...c, public_key: { ...c.public_key, curve: 'rsa' } }, readable: true },
+          { value: { ...c, signature: null }, readable: true },
+          { value: { ...c, signature: { ...c.signature, hex: c.signature.hex.toUpperCase() } }, readable: true },
+          { value: { ...c, signature: { ...c.signature, encoding: 7 } }, readable: true },
+          { value: unsigned, readable: true },
+          { value: { ...c, counted: true }, readable: true },
+        ];
+        const given = [...below, ...variants.map((v) => v.value)] as Contribution[];
+        let result: ReturnType<ChainDriver['assemble']> | undefined;
+        expect(() => {
+          result = driver.assemble(built, given, f.wallet);
+        }, 'a malformed contribution is a value in invalid, not a throw').not.toThrow();
+        expect(result, 'no malformed variant may count').toMatchObject({ ok: false, weight: belowWeight });
+        if (!result || result.ok) return;
+        expectInvalid(
+          result.invalid,
+          variants.map((v, i) => ({ index: below.length + i, ...(v.readable ? { address: c.signer_address } : {}), reason: 'malformed' as const })),
+        );
+        // The malformed ones change nothing for the valid ones around them.
+        const clean = driver.assemble(built, signed, f.wallet);
+        const noisy = driver.assemble(built, [...variants.map((v) => v.value), ...signed] as Contribution[], f.wallet);
+        expect(clean, 'assemble at quorum').toMatchObject({ ok: true });
+        expect(noisy, 'malformed contributions beside a quorum leave the same blob').toEqual(clean);
+      },
+    },
+    {
+      group: 'assemble',
+      name: "a member's signature relabelled as another member, or with another curve, is listed wrong_key",
+      run: async () => {
+        const { f, built, signed, below, belowWeight, tipping: tippingIndex } = await signedAtQuorum();
+        const tipping = f.members[tippingIndex] as { address: string };
+        const own = signed.at(-1) as Contribution;
+        const otherCurve = { ...own, public_key: { ...own.public_key, curve: own.public_key.curve === 'ed25519' ? 'secp256k1' : 'ed25519' } } as Contribution;
+        // Any other member's good signature, claimed for the member that would tip the quorum.
+        const donor = f.members.findIndex((_, i) => i !== tippingIndex);
+        const relabelled = donor < 0 ? [] : [{ ...(await sign(f, built, donor)), signer_address: tipping.address }];
+        const result = driver.assemble(built, [...below, otherCurve, ...relabelled], f.wallet);
+        expect(result, "another member's key must not count for the tipping member").toMatchObject({ ok: false, weight: belowWeight });
+        if (result.ok) return;
+        expectInvalid(result.invalid, [
+          { index: below.length, address: own.signer_address, reason: 'wrong_key' },
+          ...relabelled.map(() => ({ index: below.length + 1, address: tipping.address, reason: 'wrong_key' as const })),
+        ]);
       },
     },
     {
       group: 'assemble',
       name: 'assemble at quorum is ok, and the blob does not depend on contribution order',
       run: async () => {
-        const f = await fixture();
-        const { built } = await build(f);
-        const set = quorumSet(f);
-        const contributions = await Promise.all(set.map((i) => sign(f, built, i)));
+        const { f, built, set, signed: contributions } = await signedAtQuorum();
         const a = driver.assemble(built, contributions, f.wallet);
         expect(a).toMatchObject({ ok: true, weight: weightOf(f, set), quorum: f.quorum });
         if (!a.ok) return;
@@ -675,6 +733,17 @@ function sortedMembers(members: readonly { address: string; weight: number }[]) 
   return members
     .map((m) => ({ address: m.address.toLowerCase(), weight: m.weight }))
     .sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
+}
+
+/**
+ * `invalid` is exactly these entries, in this order: each `{ index, address?, reason, detail }`
+ * with a reason from the published set and a non-empty detail.
+ */
+function expectInvalid(actual: readonly InvalidContribution[], expected: readonly Omit<InvalidContribution, 'detail'>[]): void {
+  expect(actual, 'invalid lists each uncounted contribution: { index, address?, reason, detail }').toEqual(
+    expected.map((e) => ({ ...e, detail: expect.stringMatching(/\S/) })),
+  );
+  for (const entry of actual) expect(CONTRIBUTION_REJECTIONS, `reason of ${JSON.stringify(entry)}`).toContain(entry.reason);
 }
 
 /** Flips one bit in the middle of a hex string: still well-formed, no longer the signature. */

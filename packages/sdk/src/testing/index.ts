@@ -1,8 +1,9 @@
 /**
  * @module @vault/sdk/testing
- * The ChainDriver conformance suite every driver package runs, and the in-memory reference ledger,
- * driver and signer (with fault injection) that the toolkit's own tests use. Needs vitest (an
- * optional peer dependency) for `describeChainDriver`.
+ * The ChainDriver conformance suite every driver package runs, the in-memory reference ledger,
+ * driver and signer (with fault injection) that the toolkit's own tests use, and `entryGraph` /
+ * `expectLoadedLazily`, which check that a built driver entry loads no signing code eagerly.
+ * Needs vitest (an optional peer dependency) for `describeChainDriver` and `expectLoadedLazily`.
  */
 export {
   conformanceChecks,
@@ -16,6 +17,7 @@ export {
   operationCase,
   type IndependentReader,
 } from './conformance.js';
+export { entryGraph, expectLoadedLazily, type EntryGraph } from './entry-graph.js';
 export {
   MEMORY_FAMILY,
   createMemoryDriver,

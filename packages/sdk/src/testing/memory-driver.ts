@@ -15,6 +15,7 @@ import { ed25519PublicKey, generateEd25519KeyPair, signEd25519, verifyEd25519 } 
 import { fromHex, sha256Hex, toHex } from '../encoding.js';
 import { DriverRegistryError, NotFoundError, SignerRefusedError, TransportError, ValidationError, VaultError } from '../errors.js';
 import { defineChainDriver, defineChainSigner } from '../driver/define.js';
+import { assembleContributions, type ContributionProblem } from '../driver/tally.js';
 import type {
   AddressCheck,
   AssembleResult,
@@ -30,8 +31,8 @@ import type {
   SigningKey,
   SubmitResult,
 } from '../driver/types.js';
-import { ContributionSchema, type Contribution } from '../schemas/sign.js';
-import { WalletDescriptorSchema, type ChainParams, type WalletDescriptor } from '../schemas/wallet.js';
+import type { Contribution } from '../schemas/sign.js';
+import { WalletDescriptorSchema, type ChainParams, type SignerDesc, type WalletDescriptor } from '../schemas/wallet.js';
 import { parseWith } from '../schemas/index.js';
 import type { Curve } from '../schemas/common.js';
 import {
@@ -198,37 +199,19 @@ export function createMemoryDriver(options: MemoryDriverOptions): MemoryDriver {
         throw new ValidationError('built', [{ path: 'payload.account', message: `payload is for ${payload.chain} ${payload.account}, not this wallet` }]);
       }
       const digest = fromHex(built.digest, 'built.digest', 32);
-      const weights = new Map(control.signers.map((s) => [s.address, s.weight]));
-      const counted = new Map<string, MemorySignature>();
-      const invalid: { address: string; reason: string }[] = [];
-
-      for (const raw of contributions) {
-        const parsed = ContributionSchema.safeParse(raw);
-        const address = typeof (raw as { signer_address?: unknown })?.signer_address === 'string' ? (raw as Contribution).signer_address : '(unknown)';
-        const reason = parsed.success ? contributionProblem(parsed.data, digest, weights, counted) : 'contribution is malformed';
-        if (reason) {
-          invalid.push({ address, reason });
-          continue;
-        }
-        const c = parsed.data as Contribution;
-        counted.set(c.signer_address, { address: c.signer_address, public_key: c.public_key.hex, signature: c.signature.hex });
-      }
-
-      const weight = [...counted.keys()].reduce((sum, a) => sum + (weights.get(a) ?? 0), 0);
-      if (weight < control.quorum) {
-        return {
-          ok: false,
-          reason: 'short_of_quorum',
-          weight,
-          quorum: control.quorum,
-          missing: control.signers.filter((s) => !counted.has(s.address)).map((s) => ({ address: s.address, weight: s.weight })),
-          invalid,
-        };
-      }
-      // Sorted so the blob (and so the tx hash) does not depend on the order signatures arrived in.
-      const signatures = [...counted.values()].sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
-      const envelope = { payload, signatures };
-      return { ok: true, blob: encodeMemoryBlob(envelope), txHash: sha256Hex(canonicalize(envelope)), weight, quorum: control.quorum };
+      return assembleContributions({
+        contributions,
+        wallet,
+        verify: (c, member) => contributionProblem(c, member, digest),
+        encode: (counted) => {
+          // Sorted so the blob (and so the tx hash) does not depend on the order signatures arrived in.
+          const signatures: MemorySignature[] = counted
+            .map(({ contribution: c }) => ({ address: c.signer_address, public_key: c.public_key.hex, signature: c.signature.hex }))
+            .sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
+          const envelope = { payload, signatures };
+          return { blob: encodeMemoryBlob(envelope), txHash: sha256Hex(canonicalize(envelope)) };
+        },
+      });
     },
 
     async submit(chain: string, blob: string): Promise<SubmitResult> {
@@ -298,22 +281,17 @@ export function createMemoryDriver(options: MemoryDriverOptions): MemoryDriver {
   return defineChainDriver(driver);
 }
 
-/** Why a well-formed contribution does not count, or null when it does. */
-function contributionProblem(
-  c: Contribution,
-  digest: Uint8Array,
-  weights: ReadonlyMap<string, number>,
-  counted: ReadonlyMap<string, unknown>,
-): string | null {
-  if (!weights.has(c.signer_address)) return 'not a member of the wallet';
-  if (counted.has(c.signer_address)) return 'member already contributed';
-  if (c.public_key.curve !== 'ed25519') return `curve ${c.public_key.curve} is not ed25519`;
-  if (c.signature.encoding !== MEMORY_SIGNATURE_ENCODING) return `signature encoding ${c.signature.encoding} is not ${MEMORY_SIGNATURE_ENCODING}`;
-  if (c.public_key.hex.length !== 64) return 'public key is not 32 bytes';
-  if (c.signature.hex.length !== 128) return 'signature is not 64 bytes';
+/** The memory ledger's check of one contribution from `member`: its ed25519 key and signature over the digest. */
+function contributionProblem(c: Contribution, member: SignerDesc, digest: Uint8Array): ContributionProblem | null {
+  if (c.public_key.curve !== 'ed25519') return { reason: 'wrong_key', detail: `curve ${c.public_key.curve} is not ed25519` };
+  if (c.public_key.hex.length !== 64) return { reason: 'wrong_key', detail: 'public key is not 32 bytes' };
   const publicKey = fromHex(c.public_key.hex, 'public_key', 32);
-  if (memoryAddress(publicKey) !== c.signer_address) return 'public key does not control signer_address';
-  if (!verifyEd25519(fromHex(c.signature.hex, 'signature', 64), digest, publicKey)) return 'signature does not verify';
+  if (memoryAddress(publicKey) !== member.address) return { reason: 'wrong_key', detail: `public key does not control ${member.address}` };
+  if (c.signature.encoding !== MEMORY_SIGNATURE_ENCODING) {
+    return { reason: 'bad_signature', detail: `signature encoding ${c.signature.encoding} is not ${MEMORY_SIGNATURE_ENCODING}` };
+  }
+  if (c.signature.hex.length !== 128) return { reason: 'bad_signature', detail: 'signature is not 64 bytes' };
+  if (!verifyEd25519(fromHex(c.signature.hex, 'signature', 64), digest, publicKey)) return { reason: 'bad_signature', detail: 'signature does not verify' };
   return null;
 }
 

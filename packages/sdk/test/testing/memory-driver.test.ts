@@ -1,6 +1,9 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { normalizeIntent } from '../../src/digest.js';
 import { defineChainDriver } from '../../src/driver/define.js';
+import { assembleContributions } from '../../src/driver/tally.js';
+import { verifyEd25519 } from '../../src/ed25519.js';
+import { fromHex } from '../../src/encoding.js';
 import type { AssembleResult, BuiltPayload, ChainDriver, SigningKey } from '../../src/driver/types.js';
 import { SignerRefusedError, TransportError, ValidationError } from '../../src/errors.js';
 import type { Contribution } from '../../src/schemas/sign.js';
@@ -396,6 +399,73 @@ describe('the conformance suite catches broken drivers', () => {
       },
     });
     await expect(check(doubleCounter, 'a repeated contribution counts once')).rejects.toThrow(/counts once/);
+  });
+
+  it('an assemble that ignores a repeated contribution instead of listing it duplicate fails', async () => {
+    // The XRPL driver's old tally: a repeat of a counted member was dropped silently.
+    const silent = defineChainDriver({
+      ...driver,
+      assemble: (built, contributions, wallet) => {
+        const r = driver.assemble(built, contributions, wallet);
+        return r.ok ? r : { ...r, invalid: r.invalid.filter((x) => x.reason !== 'duplicate') };
+      },
+    });
+    await expect(check(silent, 'a repeated contribution counts once')).rejects.toThrow(/invalid lists each uncounted contribution/);
+  });
+
+  it('an assemble that throws on a null contribution fails the malformed check', async () => {
+    // The example driver's old tally: `c.signer_address` on null is a TypeError.
+    const brittle = defineChainDriver({
+      ...driver,
+      assemble: (built, contributions, wallet) => {
+        for (const c of contributions) if (typeof c.signer_address !== 'string') throw new TypeError('bad contribution');
+        return driver.assemble(built, contributions, wallet);
+      },
+    });
+    await expect(check(brittle, 'malformed contributions')).rejects.toThrow(/not a throw/);
+  });
+
+  it('an assemble that strips unknown members and counts the rest fails the malformed check', async () => {
+    const lenient = defineChainDriver({
+      ...driver,
+      assemble: (built, contributions, wallet) => {
+        const trimmed = contributions.map((c) =>
+          c !== null && typeof c === 'object' && !Array.isArray(c) ? { signer_address: c.signer_address, public_key: c.public_key, signature: c.signature } : c,
+        );
+        return driver.assemble(built, trimmed, wallet);
+      },
+    });
+    await expect(check(lenient, 'malformed contributions')).rejects.toThrow(/no malformed variant may count/);
+  });
+
+  it('an assemble that reports free-text reasons instead of the published set fails', async () => {
+    const prose = defineChainDriver({
+      ...driver,
+      assemble: (built, contributions, wallet) => {
+        const r = driver.assemble(built, contributions, wallet);
+        return r.ok ? r : { ...r, invalid: r.invalid.map((x) => ({ ...x, reason: x.detail as 'bad_signature' })) };
+      },
+    });
+    await expect(check(prose, 'a contribution with a corrupted signature')).rejects.toThrow(/invalid lists each/);
+    await expect(check(prose, "a member's signature relabelled")).rejects.toThrow(/invalid lists each/);
+  });
+
+  it('attack: an assemble that checks the signature but not whose key it is counts a relabelled signature, and fails', async () => {
+    const careless = defineChainDriver({
+      ...driver,
+      assemble: (built, contributions, wallet) =>
+        assembleContributions({
+          contributions,
+          wallet,
+          // Verifies under the key the contribution carries; never asks whether it is the member's.
+          verify: (c) =>
+            verifyEd25519(fromHex(c.signature.hex, 'signature', 64), fromHex(built.digest, 'digest', 32), fromHex(c.public_key.hex, 'key', 32))
+              ? null
+              : { reason: 'bad_signature', detail: 'signature does not verify' },
+          encode: () => ({ blob: 'unused', txHash: 'unused' }),
+        }),
+    });
+    await expect(check(careless, "a member's signature relabelled")).rejects.toThrow(/must not count for the tipping member/);
   });
 
   it('an assemble that counts a corrupted signature fails', async () => {

@@ -67,7 +67,7 @@ interface Chain {
 
 async function xrplChain(): Promise<Chain> {
   const options = { chains: [{ chain: 'xrpl:testnet', url: NOWHERE }] };
-  const signer = xrpl.createSigner(options);
+  const signer = await xrpl.createSigner(options);
   const account = () => signer.deriveAddress('xrpl:testnet', generateKeyPublic('ed25519'), 'ed25519');
   const destination = account();
   const address = account();
@@ -118,7 +118,7 @@ afterAll(async () => {
 async function evmChain(): Promise<Chain> {
   devnet ??= startEvmDevnet();
   const options = { chains: [{ chain_id: 31337, rpc_url: (await devnet).rpcUrl, finality: 'latest' as const }] };
-  const signer = evm.createSigner(options);
+  const signer = await evm.createSigner(options);
   const destination = signer.deriveAddress('eip155:31337', generateKeyPublic('secp256k1'), 'secp256k1');
   return {
     chain: 'eip155:31337',
