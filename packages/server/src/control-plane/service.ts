@@ -72,6 +72,7 @@ import {
   type SignerEndpoint,
   type StateFile,
 } from './state.js';
+import { assertTransition, isOpen, transition } from './status.js';
 import { IntentStore, type IntentRecord, type Submission } from './store.js';
 
 export const STATE_FILE = 'state.json';
@@ -366,6 +367,15 @@ export class ControlPlane {
   /** Writes a record with its receipt (group-committed by the store); if the commit fails, every later write is refused. */
   async #commit(before: IntentRecord | null, record: IntentRecord, receipt: ReceiptRecord | null, extra: { isNew?: boolean; known?: [string, string] } = {}): Promise<void> {
     this.#assertWritable();
+    try {
+      // The backstop of the lifecycle table (callers build the record with transition()).
+      assertTransition(before?.status ?? null, record.status, record.intentId);
+    } catch (e) {
+      // The receipt was chained in memory (no await since): take it off, so the chain on disk
+      // and in memory stay one.
+      if (receipt && this.#head?.hash === receipt.hash) this.#head = receipt.seq === 0 ? null : { seq: receipt.seq - 1, hash: receipt.prev };
+      throw e;
+    }
     this.#pending.set(record.intentId, record);
     this.#history.update(before, record);
     try {
@@ -555,11 +565,16 @@ export class ControlPlane {
       const decision = this.#evaluate(cur, cur);
       const status = STATUS_BY_DECISION[decision.decision];
       if (status === cur.status && canonicalJson(decision) === canonicalJson(cur.decision)) return cur;
-      const next: IntentRecord = { ...cur, decision, status, updated_at: this.now() };
-      const receipt = status === cur.status ? null : this.#receipt('intent.status', { intentId: id, from: cur.status, to: status, decision }, id);
-      await this.#commit(cur, next, receipt);
-      return next;
+      return this.#writeDecision(cur, status, decision);
     });
+  }
+
+  /** Commits a re-evaluated decision with the status `to` (an `intent.status` receipt when the status changes). */
+  async #writeDecision(cur: IntentRecord, to: IntentStatus, decision: Decision): Promise<IntentRecord> {
+    const next = transition(cur, to, this.now(), { decision });
+    const receipt = to === cur.status ? null : this.#receipt('intent.status', { intentId: cur.intentId, from: cur.status, to, decision }, cur.intentId);
+    await this.#commit(cur, next, receipt);
+    return next;
   }
 
   // ---------------------------------------------------------------- intents
@@ -663,11 +678,10 @@ export class ControlPlane {
         throw new ValidationError('approval', [{ path, message: problem.message }], { data: { reason: problem.reason } });
       }
       const approvals = [...cur.approvals.filter((a) => a.approver_id !== approval.approver_id), approval];
-      const draft = { ...cur, approvals };
-      const decision = this.#evaluate(draft, cur);
+      const decision = this.#evaluate({ ...cur, approvals }, cur);
       const rejected = approval.verdict === 'reject';
       const status: IntentStatus = rejected ? 'denied' : STATUS_BY_DECISION[decision.decision];
-      const next: IntentRecord = { ...draft, decision, status, updated_at: this.now(), ...(rejected ? { rejectedBy: approval.approver_id } : {}) };
+      const next = transition(cur, status, this.now(), { approvals, decision, ...(rejected ? { rejectedBy: approval.approver_id } : {}) });
       const receipt = this.#receipt('intent.approval', { intentId: id, approval, status, decision }, id);
       await this.#commit(cur, next, receipt);
       this.log({ event: 'approval', verdict: approval.verdict, status });
@@ -782,15 +796,13 @@ export class ControlPlane {
     const decision = this.#evaluate(record, record);
     const status = STATUS_BY_DECISION[decision.decision];
     if (status === 'denied') {
-      const next: IntentRecord = { ...record, decision, status, updated_at: this.now() };
-      await this.#commit(record, next, this.#receipt('intent.status', { intentId: id, from: record.status, to: status, decision }, id));
+      const next = await this.#writeDecision(record, 'denied', decision);
       return this.#outcome(next, wallet, { status: 'denied', summary: `denied: ${decision.reasons.join('; ')}` });
     }
     if (status !== 'allowed') {
       if (status !== record.status || canonicalJson(decision) !== canonicalJson(record.decision)) {
-        const to = record.status === 'failed' ? record.status : status;
-        const next: IntentRecord = { ...record, decision, status: to, updated_at: this.now() };
-        await this.#commit(record, next, to === record.status ? null : this.#receipt('intent.status', { intentId: id, from: record.status, to, decision }, id));
+        // A failed intent stays failed until it can be executed again.
+        await this.#writeDecision(record, record.status === 'failed' ? record.status : status, decision);
       }
       throw new RefusedError(
         status === 'pending_approvals'
@@ -800,9 +812,7 @@ export class ControlPlane {
       );
     }
     if (record.status !== 'allowed' && record.status !== 'failed') {
-      const next: IntentRecord = { ...record, decision, status: 'allowed', updated_at: this.now() };
-      await this.#commit(record, next, this.#receipt('intent.status', { intentId: id, from: record.status, to: 'allowed', decision }, id));
-      record = next;
+      record = await this.#writeDecision(record, 'allowed', decision);
     } else {
       record = { ...record, decision };
     }
@@ -906,7 +916,7 @@ export class ControlPlane {
       weight: assembled.weight,
       quorum: assembled.quorum,
     };
-    const submitted: IntentRecord = { ...record, status: 'submitted', submission, attempt: null, updated_at: this.now() };
+    const submitted = transition(record, 'submitted', this.now(), { submission, attempt: null });
     await this.#commit(record, submitted, this.#receipt('intent.submitting', { intentId: id, txHash: assembled.txHash, digest: built.digest }, id));
     return this.#submitAndConfirm(submitted, wallet, driver, true);
   }
@@ -1083,7 +1093,7 @@ export class ControlPlane {
       if (res.status === 'rejected' && res.code !== 'already_applied') {
         const check = await driver.confirm(wallet.chain, sub.txHash, sub.built).catch(() => null);
         if (check?.status === 'confirmed') return this.#settle(record, wallet, check, submitResult);
-        const failed: IntentRecord = { ...record, status: 'failed', attempts: (record.attempts ?? 0) + 1, submission: null, updated_at: this.now(), execution: { intentId: record.intentId, txHash: sub.txHash, submit: submitResult } as Partial<ExecuteOutcome> };
+        const failed = transition(record, 'failed', this.now(), { attempts: (record.attempts ?? 0) + 1, submission: null, execution: { intentId: record.intentId, txHash: sub.txHash, submit: submitResult } as Partial<ExecuteOutcome> });
         await this.#commit(record, failed, this.#receipt('intent.failed', { intentId: record.intentId, stage: 'submit', code: res.code }, record.intentId));
         throw new ExecuteRefusedError('submit', res.code, `the ledger rejected the transaction: ${res.message}`, { data: { txHash: sub.txHash, retriable: res.retriable } });
       }
@@ -1113,11 +1123,12 @@ export class ControlPlane {
     const sub = record.submission as Submission;
     if (c.status === 'failed') {
       if (!c.dead) throw new ExecuteRefusedError('confirm', c.code, c.message, { data: { txHash: sub.txHash } });
-      const failed: IntentRecord = { ...record, status: 'failed', attempts: (record.attempts ?? 0) + 1, submission: null, updated_at: this.now(), execution: { intentId: record.intentId, txHash: sub.txHash, submit: { ...submitResult, confirm: c } } as Partial<ExecuteOutcome> };
+      const failed = transition(record, 'failed', this.now(), { attempts: (record.attempts ?? 0) + 1, submission: null, execution: { intentId: record.intentId, txHash: sub.txHash, submit: { ...submitResult, confirm: c } } as Partial<ExecuteOutcome> });
       await this.#commit(record, failed, this.#receipt('intent.failed', { intentId: record.intentId, stage: 'confirm', code: c.code, txHash: sub.txHash }, record.intentId));
       throw new ExecuteRefusedError('confirm', c.code, `the transaction failed on the ledger: ${c.message}`, { data: { txHash: sub.txHash } });
     }
     const mpt = c.outcome?.['mptIssuanceId'];
+    assertTransition(record.status, 'confirmed', record.intentId); // before the receipt is chained
     const receipt = this.#receipt('intent.confirmed', { intentId: record.intentId, txHash: c.txHash, code: c.code, ledger: c.ledger ?? null }, record.intentId);
     const outcome = this.#outcome(record, wallet, {
       status: 'confirmed',
@@ -1131,7 +1142,7 @@ export class ControlPlane {
       findings: sub.findings,
       ...(mpt ? { mptIssuanceId: mpt } : {}),
     });
-    const next: IntentRecord = { ...record, status: 'confirmed', execution: outcome, updated_at: this.now() };
+    const next = transition(record, 'confirmed', this.now(), { execution: outcome });
     await this.#commit(record, next, receipt, { known: [wallet.wallet, record.intent.destination] });
     this.log({ event: 'confirmed', chain: wallet.chain });
     return outcome;
@@ -1353,10 +1364,6 @@ export class ControlPlane {
     await this.store.close();
     this.#release();
   }
-}
-
-function isOpen(s: IntentStatus): boolean {
-  return s === 'allowed' || s === 'pending_approvals' || s === 'timelocked';
 }
 
 function publicDevice(d: Device): Record<string, unknown> {

@@ -168,6 +168,24 @@ describe('intent lifecycle', () => {
     expect((await expectError(h.client.execute(held.intentId))).data).toMatchObject({ stage: 'policy', reason: 'timelocked' });
   });
 
+  it('a confirmed intent is never reopened: an intent stored confirmed without its outcome is refused at execute, and nothing is written', async () => {
+    h = await setup();
+    const cp = h.running.cp;
+    const { intentId } = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '42' });
+    // A record damaged on disk: confirmed, but without the outcome execute returns for it.
+    await cp.store.write({ ...cp.getIntent(intentId), status: 'confirmed', execution: null }, null);
+    const before = { head: cp.head, receipts: cp.receiptCount, record: cp.getIntent(intentId) };
+    const e = await expectError(h.client.execute(intentId));
+    expect(e.status).toBe(500);
+    expect(cp.getIntent(intentId)).toEqual(before.record);
+    expect({ head: cp.head, receipts: cp.receiptCount }).toEqual({ head: before.head, receipts: before.receipts });
+    expect(cp.verifyLedger().verified).toBe(true);
+    expect(h.ledger.txs()).toHaveLength(0);
+    // The service keeps writing (the refusal chained nothing it must take back).
+    expect((await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '43' })).status).toBe('allowed');
+    expect(cp.verifyLedger().verified).toBe(true);
+  });
+
   it('denied by policy at creation (hard ceiling, no rules), and an unknown wallet is 404', async () => {
     h = await setup({ rules: [{ rule: 'always_allow' }, { rule: 'hard_ceiling', max: '1000' }] });
     const r = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '1001' });
