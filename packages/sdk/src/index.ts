@@ -25,6 +25,7 @@ export * from './approvals.js';
 export * from './restrictions.js';
 export { parseInitiator, formatIdentity, sameIdentity, isInitiator, approverIdentity, INITIATOR_RE, type Identity } from './identity.js';
 export { normalizeDestination } from './destination.js';
+export { formatUnits } from './units.js';
 export * from './receipts.js';
 export * from './policy/index.js';
 export * from './guards.js';

@@ -14,7 +14,6 @@ import {
   SessionError,
   ValidationError,
   VaultError,
-  addressFacts,
   createSignerClient,
   compareControl,
   evaluatePolicy,
@@ -22,13 +21,13 @@ import {
   fromHex,
   normalizeRestrictions,
   restrictionDigest,
-  canonicalize,
   normalizeDestination,
+  intentId,
   normalizeIntent,
   ChainParamsSchema,
   parseWith,
   policyDigest,
-  runGuards,
+  runIntentGuards,
   sha256Hex,
   verifyApprovals,
   verifyEd25519,
@@ -37,7 +36,6 @@ import {
   type ApprovalProblem,
   type ApproverKey,
   type ChainDriver,
-  type Contribution,
   type Decision,
   type ExecuteOutcome,
   type Finding,
@@ -50,13 +48,13 @@ import {
   type SignRequest,
   type SignerClient,
   type SignedApproval,
-  type SignerOutcome,
   type WalletDescriptor,
 } from '@vault/sdk';
-import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, existsSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { readSecretFile, writeFileAtomic } from '../http/files.js';
+import { acquireStateLock } from '../state-lock.js';
 import { ExecuteRefusedError } from './errors.js';
 import { HistoryCache, lookback } from './history.js';
 import { importPlugin, type PluginModule } from '../plugins.js';
@@ -72,6 +70,7 @@ import {
   type SignerEndpoint,
   type StateFile,
 } from './state.js';
+import { signRequest, type SignerAnswer, type SignRequestBase } from './signers.js';
 import { assertTransition, isOpen, transition } from './status.js';
 import { IntentStore, type IntentRecord, type Submission } from './store.js';
 
@@ -146,48 +145,6 @@ class KeyedLock {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/**
- * One control plane per state directory: two would fork the receipt chain and could both submit.
- * The lock file holds the owner's pid; a lock left by a dead process (kill -9) is taken over.
- */
-export function acquireStateLock(dir: string): () => void {
-  const path = join(dir, LOCK_FILE);
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fd = openSync(path, 'wx', 0o600);
-      writeSync(fd, `${process.pid}\n`);
-      closeSync(fd);
-      return () => {
-        try {
-          if (readFileSync(path, 'utf8').trim() === String(process.pid)) unlinkSync(path);
-        } catch {
-          // already gone
-        }
-      };
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-      const owner = Number.parseInt(readFileSync(path, 'utf8').trim(), 10);
-      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && pidAlive(owner)) {
-        throw new ValidationError('state', [{ path: '', message: `${dir} is in use by another control plane (pid ${owner})` }]);
-      }
-      if (owner === process.pid) {
-        throw new ValidationError('state', [{ path: '', message: `${dir} is already open in this process` }]);
-      }
-      unlinkSync(path); // stale: its owner is gone
-    }
-  }
-  throw new ValidationError('state', [{ path: '', message: `cannot lock ${dir}` }]);
-}
 
 /** Loads the drivers a state file names: `import(module)` then `createDriver(options)`. */
 export async function loadDrivers(entries: readonly DriverEntry[], stateDir: string): Promise<ChainDriver[]> {
@@ -321,7 +278,10 @@ export class ControlPlane {
     const loaded = await loadDrivers(state.drivers, dir);
     const registry = buildRegistry([...injected, ...loaded]);
     checkStateAgainstDrivers(state, registry);
-    const release = acquireStateLock(dir);
+    // One control plane per state directory: two would fork the receipt chain and could both submit.
+    const release = acquireStateLock(join(dir, LOCK_FILE), (pid, self) =>
+      new ValidationError('state', [{ path: '', message: self ? `${dir} is already open in this process` : `${dir} is in use by another control plane (pid ${pid})` }]),
+    );
     let store: IntentStore;
     try {
       store = new IntentStore(join(dir, STORE_DIR), { sync: opts.storeSync !== false, sealReceipt: (r) => signer.seal(r) });
@@ -592,9 +552,8 @@ export class ControlPlane {
     // address, one intent (the signer normalises the same way before it recomputes the id).
     const wallet = this.wallet(normalized.wallet);
     const intent = normalizeDestination(normalized, this.driverFor(wallet), wallet.chain);
-    // Same definition as the SDK's intentId (normalising twice is a no-op), without a second
-    // validation pass; node:crypto's SHA-256 gives the same digest as @noble's, faster.
-    const id = `int_${createHash('sha256').update(canonicalize(intent), 'utf8').digest('hex')}`;
+    // The SDK's intentId: it takes the normalised intent as it is (no second validation pass).
+    const id = intentId(intent);
     const existing = this.#pending.get(id) ?? this.store.get(id);
     if (existing) return existing;
     const inflight = this.#creating.get(id);
@@ -725,19 +684,8 @@ export class ControlPlane {
   }
 
   #guards(record: IntentRecord, wallet: WalletDescriptor, driver: ChainDriver, protect: ProtectInputs) {
-    const intent = record.intent;
-    const issuer =
-      intent.asset_issuer !== undefined && driver.validateAddress(wallet.chain, intent.asset_issuer).valid
-        ? addressFacts(driver, wallet.chain, intent.asset_issuer)
-        : undefined;
-    return runGuards({
-      intent,
-      wallet,
-      protect,
-      destination: addressFacts(driver, wallet.chain, intent.destination),
-      ...(issuer ? { issuer } : {}),
-      registry: this.state.assets,
-    });
+    // The signer runs the same function on the same facts before it signs.
+    return runIntentGuards({ intent: record.intent, wallet, protect, driver, registry: this.state.assets });
   }
 
   /** GET /intent/{id}/protect: the guards on live chain inputs, without executing. */
@@ -861,19 +809,8 @@ export class ControlPlane {
       await this.#commit(record, next, this.#receipt('intent.signing', { intentId: id, digest: built.digest }, id));
       record = next;
     }
-    const policy = this.policy(wallet.wallet);
-    const signRequestBase: Omit<SignRequest, 'signer_address'> = {
-      intent: { id, created_at: record.created_at, request: record.intent as IntentRequest },
-      wallet,
-      policy,
-      policy_digest: policyDigest(policy),
-      approvals: this.#countedApprovals(record),
-      params,
-      protect,
-      expected_payload_digest: built.digest,
-    };
-    const { members } = walletMembers(wallet);
-    const results = await Promise.all(members.map((m) => this.#askSigner(m.address, m.label, { ...signRequestBase, signer_address: m.address })));
+    const request = signRequest(record, wallet, this.policy(wallet.wallet), { approvals: this.#countedApprovals(record), params, protect, expected_payload_digest: built.digest });
+    const results = await this.#askSigners(wallet, request);
     const signers = results.map((r) => r.outcome);
     const contributions = results.flatMap((r) => (r.contribution ? [r.contribution] : []));
     // 5. assemble
@@ -937,19 +874,7 @@ export class ControlPlane {
       const driver = this.driverFor(wallet);
       const params = await driver.fetchParams(wallet);
       const protect = await this.#protectInputs(record, wallet, driver);
-      const policy = this.policy(wallet.wallet);
-      const base: Omit<SignRequest, 'signer_address'> = {
-        intent: { id: record.intentId, created_at: record.created_at, request: record.intent as IntentRequest },
-        wallet,
-        policy,
-        policy_digest: policyDigest(policy),
-        approvals: [],
-        params,
-        protect,
-        expected_payload_digest: '0'.repeat(64),
-      };
-      const { members } = walletMembers(wallet);
-      const results = await Promise.all(members.map((m) => this.#askSigner(m.address, m.label, { ...base, signer_address: m.address })));
+      const results = await this.#askSigners(wallet, signRequest(record, wallet, this.policy(wallet.wallet), { approvals: [], params, protect, expected_payload_digest: '0'.repeat(64) }));
       this.log({ event: 'announced', intentId: record.intentId, signers: results.map((r) => (r.contribution ? 'signed' : (r.refusal?.reason ?? 'unreachable'))) });
     })().catch((e: unknown) => {
       this.log({ event: 'announce_failed', intentId: record.intentId, error: e instanceof VaultError ? e.shortMessage : 'fault' });
@@ -958,7 +883,12 @@ export class ControlPlane {
     void work.finally(() => this.#announcing.delete(work));
   }
 
-  async #askSigner(address: string, label: string, request: SignRequest): Promise<{ outcome: SignerOutcome; contribution?: Contribution; refusal?: { reason: string; message: string } }> {
+  /** Puts `request` to every member of the wallet at once, each under its own address. */
+  #askSigners(wallet: WalletDescriptor, request: SignRequestBase): Promise<SignerAnswer[]> {
+    return Promise.all(walletMembers(wallet).members.map((m) => this.#askSigner(m.address, m.label, { ...request, signer_address: m.address })));
+  }
+
+  async #askSigner(address: string, label: string, request: SignRequest): Promise<SignerAnswer> {
     const endpoint = this.state.signers[address];
     const name = endpoint?.label ?? label ?? address;
     if (!endpoint) return { outcome: { signer: name, address, ok: false, detail: 'no signer endpoint configured' } };

@@ -14,10 +14,10 @@
  * rule and the receipt chain need one writer.
  */
 import {
-  addressFacts,
   canonicalize,
   checkFee,
   evaluatePolicy,
+  formatUnits,
   policyWindows,
   preparePolicy,
   preverifyApprovals,
@@ -28,7 +28,7 @@ import {
   normalizeDestination,
   normalizeIntent,
   policyDigest,
-  runGuards,
+  runIntentGuards,
   sameAddress,
   sha256Hex,
   SignerRefusedError,
@@ -297,19 +297,7 @@ async function check(req: SignRequest, deps: SignerDeps, now: number, events: St
   const chain = trusted.descriptor.chain;
   if (!deps.drivers.has(chain)) refuse('chain', `no driver for chain ${chain} is loaded in this signer`);
   const driver = deps.drivers.get(chain);
-  const destination = addressFacts(driver, chain, normalized.destination);
-  const issuer =
-    normalized.asset_issuer !== undefined && driver.validateAddress(chain, normalized.asset_issuer).valid
-      ? addressFacts(driver, chain, normalized.asset_issuer)
-      : undefined;
-  const guards = runGuards({
-    intent: normalized,
-    wallet: trusted.descriptor,
-    protect: req.protect,
-    destination,
-    ...(issuer ? { issuer } : {}),
-    ...(trust.registry ? { registry: trust.registry } : {}),
-  });
+  const guards = runIntentGuards({ intent: normalized, wallet: trusted.descriptor, protect: req.protect, driver, registry: trust.registry });
   if (guards.blocked) {
     refuse('protected', guards.findings.filter((f) => f.severity === 'block').map((f) => `${f.guard}: ${f.detail}`).join('; '));
   }
@@ -459,15 +447,6 @@ const VERBS: Record<NormalizedIntent['operation']['op'], string> = {
   account_flags: 'set account flags on',
   contract_call: 'call contract',
 };
-
-/** `1250`, 2 -> `12.5`. */
-export function formatUnits(amount: string, decimals: number): string {
-  if (decimals === 0) return amount;
-  const padded = amount.padStart(decimals + 1, '0');
-  const whole = padded.slice(0, padded.length - decimals);
-  const frac = padded.slice(padded.length - decimals).replace(/0+$/, '');
-  return frac ? `${whole}.${frac}` : whole;
-}
 
 /**
  * One line a human can check against what they approved.
