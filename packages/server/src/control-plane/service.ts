@@ -14,7 +14,6 @@ import {
   SessionError,
   ValidationError,
   VaultError,
-  createSignerClient,
   compareControl,
   evaluatePolicy,
   preparePolicy,
@@ -67,10 +66,9 @@ import {
   readStateFile,
   type Device,
   type DriverEntry,
-  type SignerEndpoint,
   type StateFile,
 } from './state.js';
-import { signRequest, type SignerAnswer, type SignRequestBase } from './signers.js';
+import { observeRequest, signerClient, signerServices, signRequest, type SignerAnswer, type SignRequestBase } from './signers.js';
 import { assertTransition, isOpen, transition } from './status.js';
 import { IntentStore, type IntentRecord, type Submission } from './store.js';
 
@@ -212,8 +210,8 @@ export class ControlPlane {
   readonly #locks = new KeyedLock();
   /** State policy object -> its prepared (validated, frozen) form. */
   readonly #preparedPolicies = new WeakMap<PolicySet, Readonly<PolicySet>>();
-  /** Announcements to signers in flight (awaited on close). */
-  readonly #announcing = new Set<Promise<void>>();
+  /** Observations sent to signers in flight (awaited on close). */
+  readonly #observing = new Set<Promise<void>>();
   /** State object -> the restriction set derived from it (the state is replaced, never mutated). */
   readonly #restrictionSets = new WeakMap<StateFile, { set: Restriction[]; digest: string }>();
   /** Signer URL -> the restriction digest it last acknowledged, and when (in memory: a restart pushes again). */
@@ -578,7 +576,7 @@ export class ControlPlane {
       };
       await this.#commit(null, record, receipt, { isNew: true });
       if (record.n % 4096 === 0) this.#pruneHistory(now);
-      if (decision.not_before > now && (status === 'timelocked' || status === 'pending_approvals')) this.#announce(record);
+      if (decision.not_before > now && (status === 'timelocked' || status === 'pending_approvals')) this.#observe(record);
       return record;
     })();
     this.#creating.set(id, work);
@@ -859,28 +857,36 @@ export class ControlPlane {
   }
 
   /**
-   * Shows a newly created intent that a timelock holds back to its wallet's signers at once. Each
-   * signer counts a timelock from when it first saw the intent (a control plane cannot backdate
-   * created_at), so without this the signers' clocks would start only at execute, and an intent
-   * executed at its not_before would be refused for a second full timelock. The probe is a
-   * SignRequest with an expected digest no payload can have: a signer records first sight, then
-   * refuses (its own evaluation holds the intent back; and were it ever to allow, the digest check
-   * would refuse) — it can never produce a signature. Best effort, off the request path: a signer
-   * that is down now starts its clock when it first sees the intent.
+   * Shows a newly created intent that a timelock holds back to its wallet's signer services (POST
+   * /observe), so that each starts its clock now. A signer counts a timelock from the later of
+   * created_at and its own first sight of the intent (a control plane cannot backdate created_at);
+   * without this an intent first shown to the signers at execute, at its not_before, would be
+   * refused for a second full timelock. Observing signs nothing. Best effort, off the request
+   * path: a signer that is down now starts its clock when it first sees the intent.
    */
-  #announce(record: IntentRecord): void {
+  #observe(record: IntentRecord): void {
     const work = (async () => {
       const wallet = this.wallet(record.intent.wallet);
-      const driver = this.driverFor(wallet);
-      const params = await driver.fetchParams(wallet);
-      const protect = await this.#protectInputs(record, wallet, driver);
-      const results = await this.#askSigners(wallet, signRequest(record, wallet, this.policy(wallet.wallet), { approvals: [], params, protect, expected_payload_digest: '0'.repeat(64) }));
-      this.log({ event: 'announced', intentId: record.intentId, signers: results.map((r) => (r.contribution ? 'signed' : (r.refusal?.reason ?? 'unreachable'))) });
+      const request = observeRequest(record, wallet, this.policy(wallet.wallet));
+      const services = signerServices(this.state.signers, walletMembers(wallet).members.map((m) => m.address));
+      const signers = await Promise.all(
+        services.map(async ({ name, endpoint }) => {
+          const s = signerClient(endpoint, this.#opts.signerTimeoutMs ?? 15_000);
+          if (!s.client) return { signer: name, observed: s.detail };
+          try {
+            const res = await s.client.observe(request);
+            return { signer: name, observed: res.ok ? `counts from ${res.response.timelock_from}` : `refused (${res.refusal.refused.reason})` };
+          } catch (e) {
+            return { signer: name, observed: `unreachable: ${e instanceof VaultError ? e.shortMessage : 'fault'}`.replaceAll(s.token, '[redacted]') };
+          }
+        }),
+      );
+      this.log({ event: 'observed', intentId: record.intentId, signers });
     })().catch((e: unknown) => {
-      this.log({ event: 'announce_failed', intentId: record.intentId, error: e instanceof VaultError ? e.shortMessage : 'fault' });
+      this.log({ event: 'observe_failed', intentId: record.intentId, error: e instanceof VaultError ? e.shortMessage : 'fault' });
     });
-    this.#announcing.add(work);
-    void work.finally(() => this.#announcing.delete(work));
+    this.#observing.add(work);
+    void work.finally(() => this.#observing.delete(work));
   }
 
   /** Puts `request` to every member of the wallet at once, each under its own address. */
@@ -892,10 +898,10 @@ export class ControlPlane {
     const endpoint = this.state.signers[address];
     const name = endpoint?.label ?? label ?? address;
     if (!endpoint) return { outcome: { signer: name, address, ok: false, detail: 'no signer endpoint configured' } };
-    const token = endpoint.token ?? (endpoint.token_env ? process.env[endpoint.token_env] : undefined);
-    if (!token) return { outcome: { signer: name, address, ok: false, detail: `signer token not available (${endpoint.token_env ?? 'token'})` } };
+    const s = signerClient(endpoint, this.#opts.signerTimeoutMs ?? 15_000);
+    if (!s.client) return { outcome: { signer: name, address, ok: false, detail: s.detail } };
+    const { client, token } = s;
     try {
-      const client = createSignerClient({ baseUrl: endpoint.url, token, timeoutMs: this.#opts.signerTimeoutMs ?? 15_000 });
       // Only a signer holding every restriction this control plane holds is asked to sign: a
       // revocation it missed while down reaches it here first, or it is not asked at all.
       await this.#restrictSigner(endpoint.url, name, client);
@@ -966,21 +972,17 @@ export class ControlPlane {
 
   /** Pushes the restriction set to every configured signer service (each URL once), now. */
   async #pushRestrictions(): Promise<{ signer: string; ok: boolean; detail: string }[]> {
-    const services = new Map<string, { name: string; endpoint: SignerEndpoint }>();
-    for (const [address, endpoint] of Object.entries(this.state.signers)) {
-      if (!services.has(endpoint.url)) services.set(endpoint.url, { name: endpoint.label ?? address, endpoint });
-    }
     const { digest } = this.restrictions();
     return Promise.all(
-      [...services.values()].map(async ({ name, endpoint }) => {
-        const token = endpoint.token ?? (endpoint.token_env ? process.env[endpoint.token_env] : undefined);
-        if (!token) return { signer: name, ok: false, detail: `signer token not available (${endpoint.token_env ?? 'token'})` };
+      signerServices(this.state.signers, Object.keys(this.state.signers)).map(async ({ name, endpoint }) => {
+        const s = signerClient(endpoint, this.#opts.signerTimeoutMs ?? 15_000);
+        if (!s.client) return { signer: name, ok: false, detail: s.detail };
         try {
-          await this.#restrictSigner(endpoint.url, name, createSignerClient({ baseUrl: endpoint.url, token, timeoutMs: this.#opts.signerTimeoutMs ?? 15_000 }));
+          await this.#restrictSigner(endpoint.url, name, s.client);
           return { signer: name, ok: true, detail: `restrictions ${digest} acknowledged` };
         } catch (e) {
           const msg = e instanceof VaultError ? e.shortMessage : 'fault';
-          return { signer: name, ok: false, detail: `${msg}; pushed again before it is next asked to sign`.replaceAll(token, '[redacted]') };
+          return { signer: name, ok: false, detail: `${msg}; pushed again before it is next asked to sign`.replaceAll(s.token, '[redacted]') };
         }
       }),
     );
@@ -1290,7 +1292,7 @@ export class ControlPlane {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await Promise.allSettled([...this.#announcing]);
+    await Promise.allSettled([...this.#observing]);
     await this.store.close();
     this.#release();
   }

@@ -46,6 +46,7 @@ import {
   type NormalizedIntent,
   type PayloadFate,
   type RefusalReason,
+  type ObserveRequest,
   type SignRequest,
   type SignResponse,
   type SignerRefusal,
@@ -209,11 +210,22 @@ interface Checked {
   repeat: boolean;
 }
 
-async function check(req: SignRequest, deps: SignerDeps, now: number, events: StateEvent[], verdicts: ApprovalVerdicts): Promise<Checked> {
-  const { state } = deps;
-  // The trust file as the restrictions in force leave it: an approver they name is revoked.
-  const trust = restrictedTrust(deps.trust, state.restrictions);
+/** The wallet as this signer pinned it (its trust file). */
+type TrustedWallet = NonNullable<ReturnType<Trust['wallet']>>;
 
+/** What the first checks establish about a request: its intent's id and normalised form, and the pinned wallet. */
+export interface IntentChecked {
+  id: string;
+  normalized: NormalizedIntent;
+  trusted: TrustedWallet;
+}
+
+/**
+ * intent_tampered, then the wallet: the id must be the content address of the request it carries,
+ * the wallet one this signer serves (policy_mismatch) and not frozen (policy_denied). The first
+ * checks of /sign and of /observe.
+ */
+export function checkIntent(req: ObserveRequest, deps: Pick<SignerDeps, 'drivers'>, trust: Trust, state: SignerState): IntentChecked {
   // intent_tampered: the id must be the content address of the request it carries, with its
   // destination in the one form the control plane gives it (so an address written another way,
   // or not an address of the chain, is not the intent the control plane created).
@@ -234,7 +246,16 @@ async function check(req: SignRequest, deps: SignerDeps, now: number, events: St
   if (!trusted) return refuse('policy_mismatch', `this signer does not serve wallet ${normalized.wallet}`);
   // A frozen wallet is refused whatever the request carries: the signer's own deny, ahead of the rest.
   if (state.restrictions.wallets.has(normalized.wallet)) refuse('policy_denied', `wallet ${normalized.wallet} is frozen on this signer; only its operator can lift that`);
-  if (state.firstSeen(id) === undefined) events.push({ t: 'seen', intentId: id, at: now });
+  return { id, normalized, trusted };
+}
+
+/**
+ * policy_mismatch: the wallet descriptor and the policy must be the ones pinned for the wallet, and
+ * the policy's approvers known to the trust file with the same weights. Returns the policy,
+ * prepared (validated, frozen).
+ */
+export function checkPinned(req: ObserveRequest, checked: IntentChecked, trust: Trust): Readonly<PolicySet> {
+  const { normalized, trusted } = checked;
   if (canonicalize(req.wallet) !== trusted.canonical) {
     refuse('policy_mismatch', `the wallet descriptor of ${normalized.wallet} differs from this signer's trusted copy`);
   }
@@ -257,6 +278,20 @@ async function check(req: SignRequest, deps: SignerDeps, now: number, events: St
       }
     }
   }
+  return policy;
+}
+
+async function check(req: SignRequest, deps: SignerDeps, now: number, events: StateEvent[], verdicts: ApprovalVerdicts): Promise<Checked> {
+  const { state } = deps;
+  // The trust file as the restrictions in force leave it: an approver they name is revoked.
+  const trust = restrictedTrust(deps.trust, state.restrictions);
+
+  const checked = checkIntent(req, deps, trust, state);
+  const { id, normalized, trusted } = checked;
+  // First sight is recorded for any request past the wallet checks, even one refused below (a
+  // timelock then counts from here; see observe.ts for the route that only does this).
+  if (state.firstSeen(id) === undefined) events.push({ t: 'seen', intentId: id, at: now });
+  const policy = checkPinned(req, checked, trust);
 
   // approvals: every approval must verify against the signer's own approver keys.
   // Dated between the intent's claimed creation and this signer's clock (each +- the skew).
