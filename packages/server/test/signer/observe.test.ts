@@ -3,14 +3,13 @@
  * it, so the signer's clock starts then. The signer checks the intent, wallet and policy as /sign
  * does, records first sight, and signs nothing. Over a real loopback socket with the SDK client.
  */
-import { createSignerClient, ObserveResponseSchema, SIGNER_TOKEN_HEADER, type ObserveRequest, type SignerClient, type SignRequest } from '@vault/sdk';
+import { ObserveResponseSchema, SIGNER_TOKEN_HEADER, type ObserveRequest, type SignerClient, type SignRequest } from '@vault/sdk';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { listen, type Listening } from '../../src/http/index.js';
-import { createSignerApp } from '../../src/signer/app.js';
+import type { Listening } from '../../src/http/index.js';
 import type { KeyBackend } from '../../src/signer/keystore.js';
 import { observeIntent } from '../../src/signer/observe.js';
 import { verifyAndSign } from '../../src/signer/sign.js';
-import { makeWorld, type World } from './helpers.js';
+import { makeWorld, serveWorld, type World } from './helpers.js';
 
 const TOKEN = 'observe-token-0123456789abcdef-0123456789';
 /** Above timelock_above (100 MEM, 3600 s) in the helpers' base policy. */
@@ -31,10 +30,7 @@ beforeEach(async () => {
     list: () => (keyCalls.push('list'), keys.list()),
     signingKey: (hex) => (keyCalls.push('signingKey'), keys.signingKey(hex)),
   };
-  const deps = { ...w.deps, keys: spied, token: TOKEN };
-  Object.defineProperty(deps, 'state', { get: () => w.state });
-  server = await listen(createSignerApp(deps));
-  signer = createSignerClient({ baseUrl: server.url, token: TOKEN });
+  ({ server, client: signer } = await serveWorld(w, TOKEN, { keys: spied }));
 });
 afterEach(async () => {
   await server.close();
