@@ -8,7 +8,7 @@
  */
 import type { PolicySet } from '@vault/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { setupRig, type Rig } from './rig.js';
+import { OPERATOR, setupRig, type Rig } from './rig.js';
 
 const HOUR = 3600;
 
@@ -48,7 +48,7 @@ describe('the signer observes a timelocked intent at its creation', () => {
     await r.up();
 
     r.w.clock.now = created + HOUR;
-    await r.cp.unlock('revocation operator passphrase'); // the session idled out meanwhile
+    await r.cp.unlock(OPERATOR); // the session idled out meanwhile
     const due = await r.cp.execute(held.intentId);
     expect(due.status).toBe('awaiting_signatures'); // 2-of-3, one signer here
     expect(signerA(due)).toMatchObject({ ok: true, detail: expect.stringMatching(/^signed/) });
