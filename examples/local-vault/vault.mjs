@@ -353,7 +353,7 @@ async function walkthrough(v) {
       early = e;
     }
     expectThat(early?.data?.reason === 'timelocked', 'an execute before then is refused: timelocked');
-    // The signers saw the intent when it was created (the control plane shows it to them), so their
+    // The signers observed the intent when it was created (the control plane has them: POST /observe), so their
     // own timelocks end with the control plane's, not a full timelock after the first execute.
     await new Promise((res) => setTimeout(res, (r.decision.not_before - now() + 2) * 1000));
     const out = await cp.execute(r.intentId);

@@ -3,6 +3,7 @@
  * Small pure helpers shared by the driver, the signer and the devnet: hashing, AccountID order,
  * currency codes, exact decimal conversion of IOU values, and the MPTokenIssuanceID.
  */
+import { formatUnits } from '@vault/sdk';
 import { createHash } from 'node:crypto';
 import { decodeAccountID, encodeAccountID, isValidClassicAddress } from 'ripple-address-codec';
 
@@ -74,11 +75,7 @@ export function minorUnitsToValue(amount: string, decimals: number): string {
   const digits = amount.replace(/^0+(?=\d)/, '');
   const significant = digits.replace(/0+$/, '').replace(/^0+/, '');
   if (significant.length > 16) throw new RangeError(`${amount} has more than 16 significant digits`);
-  if (decimals === 0) return digits;
-  const padded = digits.padStart(decimals + 1, '0');
-  const whole = padded.slice(0, padded.length - decimals);
-  const frac = padded.slice(padded.length - decimals).replace(/0+$/, '');
-  return frac ? `${whole}.${frac}` : whole;
+  return formatUnits(digits, decimals);
 }
 
 /**

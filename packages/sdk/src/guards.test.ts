@@ -10,6 +10,7 @@ import {
   GUARD_FUNCTIONS,
   networkSeparation,
   runGuards,
+  runIntentGuards,
   type AddressFacts,
   type AssetRegistry,
   type GuardInput,
@@ -692,5 +693,40 @@ describe('chainFactsDisagreement', () => {
     ['an entry repeated in place of another', { ...read, evm_code: [[A, '0x'], [A, '0x']] as [string, string][] }, /evm_code is/],
   ])('disagrees when %s', (_name, claimed, message) => {
     expect(chainFactsDisagreement(claimed, read)).toMatch(message);
+  });
+});
+
+describe('runIntentGuards', () => {
+  // A driver that knows one network per address prefix: 'T…' testnet, everything else mainnet.
+  const driver = {
+    validateAddress: (_chain: string, a: string): AddressCheck => (a.startsWith('r') || a.startsWith('T') ? { valid: true, normalized: a } : { valid: false, reason: 'not an r-address' }),
+    networkOf: (_chain: string, a: string) => (a.startsWith('T') ? 'xrpl:testnet' : 'xrpl:mainnet'),
+  };
+  const wallet = xrplWallet('xrpl:mainnet');
+  const protect = protectInputs({ known_destinations: [XRPL_DEST] });
+
+  it('gives the guards the driver\'s facts about the destination and an issuer that is an address: the same report as runGuards on them', () => {
+    const testnetIssuer = 'TVd2rqMkYL2AyS97NdELcpeiprNBjwLZzuUG5rZnaewsahi';
+    const intent = normalizeIntent({ wallet: wallet.wallet, destination: XRPL_DEST, amount: '1', asset_symbol: 'USD', asset_issuer: testnetIssuer });
+    const report = runIntentGuards({ intent, wallet, protect, driver, registry: REGISTRY });
+    expect(report).toEqual(
+      runGuards({ intent, wallet, protect, destination: addressFacts(driver, wallet.chain, XRPL_DEST), issuer: addressFacts(driver, wallet.chain, testnetIssuer), registry: REGISTRY }),
+    );
+    // The issuer was judged: it belongs to another network.
+    expect(report.findings.some((f) => f.guard === 'network_separation' && f.detail.includes('asset issuer'))).toBe(true);
+  });
+
+  it('an issuer in another form (not an address of the chain) is left to the driver\'s build, not blocked here', () => {
+    const intent = normalizeIntent({ wallet: wallet.wallet, destination: XRPL_DEST, amount: '1', asset_symbol: 'USD', asset_issuer: 'USD:GISSUER' });
+    const report = runIntentGuards({ intent, wallet, protect, driver });
+    expect(report.findings.filter((f) => f.guard === 'network_separation')).toEqual([]);
+    expect(report).toEqual(runGuards({ intent, wallet, protect, destination: addressFacts(driver, wallet.chain, XRPL_DEST) }));
+  });
+
+  it('a destination that is not an address of the chain blocks', () => {
+    const intent = normalizeIntent({ wallet: wallet.wallet, destination: '0x1234567890abcdef1234567890abcdef12345678', amount: '1' });
+    const report = runIntentGuards({ intent, wallet, protect, driver });
+    expect(report.blocked).toBe(true);
+    expect(report.findings[0]).toMatchObject({ guard: 'network_separation', severity: 'block' });
   });
 });

@@ -233,3 +233,39 @@ export function runGuards(input: GuardInput): GuardReport {
     warnings: findings.filter((f) => f.severity === 'warn'),
   };
 }
+
+/** What {@link runIntentGuards} takes: the guards' inputs, with the driver in place of its address facts. */
+export interface IntentGuardInput {
+  intent: NormalizedIntent;
+  wallet: WalletDescriptor;
+  protect: ProtectInputs;
+  /** The wallet's driver: asked for the address facts (see addressFacts). */
+  driver: Pick<ChainDriver, 'validateAddress' | 'networkOf'>;
+  registry?: AssetRegistry | undefined;
+}
+
+/**
+ * Runs every guard on an intent with the facts its wallet's driver gives: about the destination,
+ * and about `asset_issuer` when it is an address of the chain (other issuer forms, such as
+ * `CODE:ISSUER` or an MPT id, are the driver's build to judge). The control plane (before it asks
+ * the signers) and the signer (before it signs) both call this, so they judge the same facts.
+ *
+ * @example
+ * const report = runIntentGuards({ intent, wallet, protect, driver, registry })
+ * if (report.blocked) refuse(report.findings)
+ */
+export function runIntentGuards(input: IntentGuardInput): GuardReport {
+  const { intent, wallet, driver } = input;
+  const issuer =
+    intent.asset_issuer !== undefined && driver.validateAddress(wallet.chain, intent.asset_issuer).valid
+      ? addressFacts(driver, wallet.chain, intent.asset_issuer)
+      : undefined;
+  return runGuards({
+    intent,
+    wallet,
+    protect: input.protect,
+    destination: addressFacts(driver, wallet.chain, intent.destination),
+    ...(issuer ? { issuer } : {}),
+    ...(input.registry ? { registry: input.registry } : {}),
+  });
+}

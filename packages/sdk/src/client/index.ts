@@ -28,5 +28,6 @@ export {
   type SignerClient,
   type SignerClientOptions,
   type SignResult,
+  type ObserveResult,
 } from './signer.js';
 export { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT_MS, type FetchLike } from './http.js';

@@ -72,6 +72,7 @@ const DEFAULT_ROUTES: Record<string, Reply> = {
   'GET /keys': { body: [{ address: 'rS1', curve: 'ed25519', wallets: ['ops'] }] },
   'GET /receipts': { body: [] },
   'POST /sign': { body: SIGN_RESPONSE },
+  'POST /observe': { body: { intentId: ID, first_seen_at: 1_700_000_100, timelock_from: 1_700_000_100, receipt_head: HEAD } },
   'POST /restrictions': { body: { received: HEAD, added: 1, count: 1, digest: HEAD, receipt_head: HEAD } },
   'GET /restrictions': { body: { count: 1, digest: HEAD, restrictions: [{ since: 1_700_000_000, restriction: { restriction: 'freeze_wallet', wallet: 'ops' } }] } },
 };
@@ -190,6 +191,25 @@ describe('signer client: endpoints', () => {
     expect(r.headers['content-type']).toBe('application/json');
     expect(JSON.parse(r.body)).toEqual(SIGN_REQUEST);
     if (result.ok) expect(result.response.signature.signer_address).toBe('rS1');
+  });
+
+  it('observe posts the intent, wallet and policy (nothing to sign) with the token', async () => {
+    const { intent, wallet, policy, policy_digest } = SIGN_REQUEST;
+    const result = await signer().observe({ intent, wallet, policy, policy_digest });
+    expect(result).toEqual({ ok: true, response: { intentId: ID, first_seen_at: 1_700_000_100, timelock_from: 1_700_000_100, receipt_head: HEAD } });
+    const r = last();
+    expect([r.method, r.url, r.headers[SIGNER_TOKEN_HEADER]]).toEqual(['POST', '/observe', TOKEN]);
+    expect(JSON.parse(r.body)).toEqual({ intent, wallet, policy, policy_digest });
+  });
+
+  it('observe: a 403 refusal is an answer; a SignRequest is not an observe request and is refused before sending', async () => {
+    const { intent, wallet, policy, policy_digest } = SIGN_REQUEST;
+    routes['POST /observe'] = { status: 403, body: { refused: { reason: 'policy_mismatch' }, message: 'not the pinned policy' } };
+    expect(await signer().observe({ intent, wallet, policy, policy_digest })).toEqual({ ok: false, refusal: { refused: { reason: 'policy_mismatch' }, message: 'not the pinned policy' } });
+    const sent = requests.length;
+    const err = await failure(signer().observe(SIGN_REQUEST as never));
+    expect(err).toBeInstanceOf(ValidationError);
+    expect(requests).toHaveLength(sent);
   });
 
   it('restrict posts {restrictions} with the token; restrictions() reads them back', async () => {

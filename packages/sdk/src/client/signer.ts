@@ -14,9 +14,13 @@ import {
   type RestrictionsResult,
 } from '../schemas/restriction.js';
 import {
+  ObserveRequestSchema,
+  ObserveResponseSchema,
   SignRequestSchema,
   SignResponseSchema,
   SignerRefusalSchema,
+  type ObserveRequest,
+  type ObserveResponse,
   type SignRequest,
   type SignResponse,
   type SignerRefusal,
@@ -46,6 +50,9 @@ export interface SignerClientOptions {
  */
 export type SignResult = { ok: true; response: SignResponse } | { ok: false; refusal: SignerRefusal };
 
+/** Outcome of an observe call: as for sign, a refusal is an answer (`ok: false`), not an exception. */
+export type ObserveResult = { ok: true; response: ObserveResponse } | { ok: false; refusal: SignerRefusal };
+
 /** The signer client. Replies are checked against their schemas. */
 export interface SignerClient {
   /** The normalised base URL. */
@@ -62,6 +69,14 @@ export interface SignerClient {
    * any other failure throws (typed VaultError for an Error body, TransportError otherwise).
    */
   sign(request: SignRequest): Promise<SignResult>;
+  /**
+   * POST /observe (signer token): shows the signer an intent (its id, created_at, request, wallet
+   * and policy) so that it records when it first saw it, from which it counts any timelock; it
+   * signs nothing. A control plane calls it when it creates an intent a timelock holds back.
+   * Validated first; resolves `{ok: true, response}` on 200 and `{ok: false, refusal}` on a 403
+   * refusal (intent_tampered, policy_mismatch, policy_denied for a frozen wallet).
+   */
+  observe(request: ObserveRequest): Promise<ObserveResult>;
   /**
    * POST /restrictions (signer token): restrictions that only remove power (revoke or drop an
    * approver, freeze a wallet). Resolves once every one is in force at the signer and on its disk;
@@ -92,6 +107,17 @@ export function createSignerClient(options: SignerClientOptions): SignerClient {
     return { ...spec, headers: { [SIGNER_TOKEN_HEADER]: token }, secrets: [token] };
   }
 
+  /** A route whose 403 may be a SignerRefusal (an answer); any other failure throws. */
+  async function refusable<T>(spec: RequestSpec, schema: z.ZodType<T>): Promise<{ ok: true; response: T } | { ok: false; refusal: SignerRefusal }> {
+    const reply = await http.send(spec);
+    if (reply.status === 403) {
+      const refusal = SignerRefusalSchema.safeParse(reply.body);
+      if (refusal.success) return { ok: false, refusal: refusal.data };
+    }
+    if (reply.status < 200 || reply.status >= 300) throw http.errorFor(spec, reply);
+    return { ok: true, response: http.parseReply(spec, reply, schema) };
+  }
+
   return {
     baseUrl: http.baseUrl,
 
@@ -111,14 +137,12 @@ export function createSignerClient(options: SignerClientOptions): SignerClient {
 
     async sign(request) {
       parseWith(SignRequestSchema, request, 'sign request');
-      const spec = authed({ method: 'POST', path: '/sign', label: 'POST /sign', body: request });
-      const reply = await http.send(spec);
-      if (reply.status === 403) {
-        const refusal = SignerRefusalSchema.safeParse(reply.body);
-        if (refusal.success) return { ok: false, refusal: refusal.data };
-      }
-      if (reply.status < 200 || reply.status >= 300) throw http.errorFor(spec, reply);
-      return { ok: true, response: http.parseReply(spec, reply, SignResponseSchema) };
+      return refusable(authed({ method: 'POST', path: '/sign', label: 'POST /sign', body: request }), SignResponseSchema);
+    },
+
+    async observe(request) {
+      parseWith(ObserveRequestSchema, request, 'observe request');
+      return refusable(authed({ method: 'POST', path: '/observe', label: 'POST /observe', body: request }), ObserveResponseSchema);
     },
 
     async restrict(restrictions) {

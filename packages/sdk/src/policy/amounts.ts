@@ -34,7 +34,19 @@ export function assetMatcher(ruleAsset: string | undefined, intent: AssetFields)
 }
 
 /**
- * Sum of the amounts of history entries that match, are outflows, are not denied or failed, are
+ * Whether a history entry counts toward velocity caps and agent budgets at all: an outflow
+ * (OUTFLOW_OPS) that was not denied and did not fail. The one counting rule: spendInWindow applies
+ * it, and a service that aggregates history ahead of evaluatePolicy keeps only what it admits.
+ *
+ * @example
+ * countsTowardCaps({ status: 'failed', op: 'transfer' }) // false
+ */
+export function countsTowardCaps(e: Pick<HistoryEntry, 'status' | 'op'>): boolean {
+  return e.status !== 'denied' && e.status !== 'failed' && OUTFLOW_OPS.has(e.op);
+}
+
+/**
+ * Sum of the amounts of history entries that count (countsTowardCaps), match, are
  * not the intent being evaluated, and were created after `now - window` (`window` null =
  * lifetime). An entry exactly `window` seconds old is outside. An entry dated after `now` (another
  * service's clock running ahead) counts: a cap fails closed under clock skew.
@@ -46,8 +58,7 @@ export function spendInWindow(
   let total = 0n;
   for (const e of history) {
     if (e.intentId === opts.excludeId) continue;
-    if (e.status === 'denied' || e.status === 'failed') continue;
-    if (!OUTFLOW_OPS.has(e.op)) continue;
+    if (!countsTowardCaps(e)) continue;
     if (opts.windowSeconds !== null && e.created_at <= opts.now - opts.windowSeconds) continue;
     if (!opts.match(e)) continue;
     if (typeof e.amount !== 'string' || !AMOUNT_RE.test(e.amount)) {

@@ -22,7 +22,7 @@ import { AssetSpecSchema, IntentRequestSchema, OperationSchema } from './intent.
 import { PolicySetSchema, RuleSchema } from './policy.js';
 import { FindingSchema, ProtectInputsSchema, SignerOutcomeSchema } from './protect.js';
 import { RestrictionSetSchema, RestrictionsInForceSchema, RestrictionsResultSchema } from './restriction.js';
-import { SignRequestSchema, SignResponseSchema, SignerRefusalSchema } from './sign.js';
+import { ObserveRequestSchema, ObserveResponseSchema, SignRequestSchema, SignResponseSchema, SignerRefusalSchema } from './sign.js';
 import { SignedStatementSchema } from './statement.js';
 import { SupplyReportSchema } from './supply-report.js';
 import { ChainParamsSchema, SignerDescSchema, WalletDescriptorSchema } from './wallet.js';
@@ -85,6 +85,8 @@ export const WIRE_SCHEMAS = {
   ChainParams: ChainParamsSchema,
   ProtectInputs: ProtectInputsSchema,
   SignRequest: SignRequestSchema,
+  ObserveRequest: ObserveRequestSchema,
+  ObserveResponse: ObserveResponseSchema,
   SignResponse: SignResponseSchema,
   SignerRefusal: SignerRefusalSchema,
   RestrictionSet: RestrictionSetSchema,

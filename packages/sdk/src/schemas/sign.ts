@@ -1,6 +1,7 @@
 /**
  * @module schemas/sign
- * The signer's wire shapes: SignRequest, SignResponse, SignerRefusal.
+ * The signer's wire shapes: SignRequest, SignResponse, SignerRefusal, and ObserveRequest /
+ * ObserveResponse (POST /observe: first sight of an intent, nothing signed).
  */
 import { z } from 'zod';
 import { REFUSAL_REASONS } from '../errors.js';
@@ -22,11 +23,33 @@ export const SignRequestIntentSchema = z.strictObject({
 });
 export type SignRequestIntent = z.infer<typeof SignRequestIntentSchema>;
 
-export const SignRequestSchema = z.strictObject({
+/**
+ * POST /observe: the intent, its wallet and its policy, as a SignRequest carries them, and nothing
+ * to sign. The signer checks them as it would for /sign (content address, pinned wallet and
+ * policy), records when it first saw the intent (its timelock clock), and signs nothing: there is
+ * no payload, signer address or approval in it to act on.
+ */
+export const ObserveRequestSchema = z.strictObject({
   intent: SignRequestIntentSchema,
   wallet: WalletDescriptorSchema,
   policy: PolicySetSchema,
   policy_digest: DigestSchema,
+});
+export type ObserveRequest = z.infer<typeof ObserveRequestSchema>;
+
+/** The answer to POST /observe. */
+export const ObserveResponseSchema = z.strictObject({
+  intentId: IntentIdSchema,
+  /** When this signer first saw the intent (this call, or an earlier request). */
+  first_seen_at: UnixSecondsSchema,
+  /** What this signer counts a timelock from: the later of the claimed created_at and first_seen_at. */
+  timelock_from: UnixSecondsSchema,
+  receipt_head: DigestSchema,
+});
+export type ObserveResponse = z.infer<typeof ObserveResponseSchema>;
+
+export const SignRequestSchema = z.strictObject({
+  ...ObserveRequestSchema.shape,
   approvals: z.array(SignedApprovalSchema).max(256),
   params: ChainParamsSchema,
   protect: ProtectInputsSchema,

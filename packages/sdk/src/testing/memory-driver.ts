@@ -34,6 +34,7 @@ import type {
 import type { Contribution } from '../schemas/sign.js';
 import { WalletDescriptorSchema, type ChainParams, type SignerDesc, type WalletDescriptor } from '../schemas/wallet.js';
 import { parseWith } from '../schemas/index.js';
+import { formatUnits } from '../units.js';
 import type { Curve } from '../schemas/common.js';
 import {
   MEMORY_DEFAULT_MAX_FEE,
@@ -459,12 +460,4 @@ export function memoryWallet(options: MemoryWalletOptions): MemoryWallet {
 
 function short(address: string): string {
   return `${address.slice(0, 10)}…${address.slice(-4)}`;
-}
-
-/** `1500000`, 6 -> `1.5`. */
-function formatUnits(amount: string, decimals: number): string {
-  const padded = amount.padStart(decimals + 1, '0');
-  const whole = padded.slice(0, padded.length - decimals);
-  const frac = padded.slice(padded.length - decimals).replace(/0+$/, '');
-  return frac ? `${whole}.${frac}` : whole;
 }

@@ -1,13 +1,14 @@
 /**
  * @module signer/app
  * The signer's HTTP routes on the shared edge (loopback Host check, error bodies, body limits):
- * GET /health (no auth), and GET /keys, POST /sign, GET /receipts, POST and GET /restrictions
- * behind `x-vault-signer-token`.
+ * GET /health (no auth), and GET /keys, POST /sign, POST /observe, GET /receipts, POST and GET
+ * /restrictions behind `x-vault-signer-token`.
  */
-import { RestrictionSetSchema, SessionError, SIGNER_TOKEN_HEADER, SignRequestSchema, ValidationError } from '@vault/sdk';
+import { ObserveRequestSchema, RestrictionSetSchema, SessionError, SIGNER_TOKEN_HEADER, SignRequestSchema, ValidationError } from '@vault/sdk';
 import type { Hono, MiddlewareHandler } from 'hono';
 import { createServiceApp, readJson, secretMatches } from '../http/index.js';
 import { applyRestrictions, describeRestrictions } from './restrictions.js';
+import { observeIntent } from './observe.js';
 import { describeKeys, verifyAndSign, type SignerDeps } from './sign.js';
 
 /** Largest /sign body: a policy may carry long address lists. */
@@ -78,6 +79,15 @@ export function createSignerApp(deps: SignerAppDeps): Hono {
   app.post('/sign', auth, async (c) => {
     const request = await readJson(c, SignRequestSchema, 'sign request', SIGN_BODY_LIMIT);
     const outcome = await verifyAndSign(request, deps);
+    return outcome.ok ? c.json(outcome.response, 200) : c.json(outcome.refusal, 403);
+  });
+
+  // First sight of an intent (its timelock clock), for a control plane that just created it.
+  // Signs nothing: observeIntent is given no keys.
+  app.post('/observe', auth, async (c) => {
+    const request = await readJson(c, ObserveRequestSchema, 'observe request', SIGN_BODY_LIMIT);
+    const { now, drivers, trust, state } = deps;
+    const outcome = await observeIntent(request, { now, drivers, trust, state });
     return outcome.ok ? c.json(outcome.response, 200) : c.json(outcome.refusal, 403);
   });
 

@@ -8,7 +8,10 @@
  */
 export { createSignerApp, SIGN_BODY_LIMIT, DEFAULT_RECEIPTS_LIMIT, MAX_RECEIPTS_LIMIT, type SignerAppDeps } from './app.js';
 export { applyRestrictions, describeRestrictions, liftRestrictions, MAX_RESTRICTIONS_IN_FORCE, type LiftSelector } from './restrictions.js';
-export { verifyAndSign, summarize, formatUnits, describeKeys, type SignerDeps, type SignOutcome } from './sign.js';
+export { verifyAndSign, summarize, describeKeys, type SignerDeps, type SignOutcome } from './sign.js';
+export { observeIntent, type ObserveDeps, type ObserveOutcome } from './observe.js';
+/** Re-exported from the SDK (its one minor-units formatter), where it used to be defined. */
+export { formatUnits } from '@vault/sdk';
 export {
   SoftwareKeystore,
   KeystoreError,

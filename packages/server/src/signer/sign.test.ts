@@ -1,7 +1,7 @@
-import { canonicalize, DriverRegistry, InternalError, normalizeIntent, sha256Hex, TransportError, type ChainDriver, type ChainSigner } from '@vault/sdk';
+import { canonicalize, DriverRegistry, formatUnits, InternalError, normalizeIntent, sha256Hex, TransportError, type ChainDriver, type ChainSigner } from '@vault/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeWorld, type World } from '../../test/signer/helpers.js';
-import { formatUnits, summarize, verifyAndSign } from './sign.js';
+import { summarize, verifyAndSign } from './sign.js';
 
 describe('summarize', () => {
   const s = (req: Parameters<typeof normalizeIntent>[0]) => summarize(normalizeIntent(req), 'xrpl:testnet');

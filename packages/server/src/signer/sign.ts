@@ -19,11 +19,11 @@
  * rule and the receipt chain need one writer.
  */
 import {
-  addressFacts,
   canonicalize,
   checkFee,
   chainFactsDisagreement,
   evaluatePolicy,
+  formatUnits,
   policyWindows,
   preparePolicy,
   preverifyApprovals,
@@ -34,7 +34,7 @@ import {
   normalizeDestination,
   normalizeIntent,
   policyDigest,
-  runGuards,
+  runIntentGuards,
   sameAddress,
   sha256Hex,
   SignerRefusedError,
@@ -55,6 +55,7 @@ import {
   type PayloadFate,
   type ProtectInputs,
   type RefusalReason,
+  type ObserveRequest,
   type SignRequest,
   type SignResponse,
   type SignerRefusal,
@@ -232,37 +233,56 @@ type FactsRead = { intentId: string } & ({ ok: true; facts: ChainProtectFacts } 
  * those before they need facts). Never throws: a ledger that cannot answer is a refusal later.
  */
 async function readChainFacts(req: SignRequest, deps: Pick<SignerDeps, 'trust' | 'drivers'>): Promise<FactsRead | null> {
-  let normalized: NormalizedIntent;
+  let content: { normalized: NormalizedIntent; id: string };
   try {
-    normalized = normalizeIntent(req.intent.request);
+    content = contentAddress(req, deps, deps.trust);
   } catch {
     return null;
   }
+  const { normalized, id } = content;
   const trusted = deps.trust.wallet(normalized.wallet);
   if (!trusted || !deps.drivers.has(trusted.descriptor.chain)) return null;
-  const intentId = computeIntentId(normalized);
   try {
-    return { intentId, ok: true, facts: await deps.drivers.get(trusted.descriptor.chain).fetchProtectInputs(normalized, trusted.descriptor) };
+    return { intentId: id, ok: true, facts: await deps.drivers.get(trusted.descriptor.chain).fetchProtectInputs(normalized, trusted.descriptor) };
   } catch (e) {
-    return { intentId, ok: false, message: e instanceof VaultError ? e.shortMessage : 'driver fault' };
+    return { intentId: id, ok: false, message: e instanceof VaultError ? e.shortMessage : 'driver fault' };
   }
 }
 
-async function check(req: SignRequest, deps: SignerDeps, now: number, events: StateEvent[], verdicts: ApprovalVerdicts, facts: FactsRead | null): Promise<Checked> {
-  const { state } = deps;
-  // The trust file as the restrictions in force leave it: an approver they name is revoked.
-  const trust = restrictedTrust(deps.trust, state.restrictions);
+/**
+ * The intent a request carries as the control plane stores it (normalised, its destination in the
+ * one form for the wallet's chain) and its content address. Throws when it does not normalise.
+ */
+function contentAddress(req: ObserveRequest, deps: Pick<SignerDeps, 'drivers'>, trust: Trust): { normalized: NormalizedIntent; id: string } {
+  let normalized = normalizeIntent(req.intent.request);
+  const served = trust.wallet(normalized.wallet)?.descriptor.chain;
+  if (served !== undefined && deps.drivers.has(served)) normalized = normalizeDestination(normalized, deps.drivers.get(served), served);
+  return { normalized, id: computeIntentId(normalized) };
+}
 
+/** The wallet as this signer pinned it (its trust file). */
+type TrustedWallet = NonNullable<ReturnType<Trust['wallet']>>;
+
+/** What the first checks establish about a request: its intent's id and normalised form, and the pinned wallet. */
+export interface IntentChecked {
+  id: string;
+  normalized: NormalizedIntent;
+  trusted: TrustedWallet;
+}
+
+/**
+ * intent_tampered, then the wallet: the id must be the content address of the request it carries,
+ * the wallet one this signer serves (policy_mismatch) and not frozen (policy_denied). The first
+ * checks of /sign and of /observe.
+ */
+export function checkIntent(req: ObserveRequest, deps: Pick<SignerDeps, 'drivers'>, trust: Trust, state: SignerState): IntentChecked {
   // intent_tampered: the id must be the content address of the request it carries, with its
   // destination in the one form the control plane gives it (so an address written another way,
   // or not an address of the chain, is not the intent the control plane created).
   let normalized: NormalizedIntent;
   let id: string;
   try {
-    normalized = normalizeIntent(req.intent.request);
-    const served = trust.wallet(normalized.wallet)?.descriptor.chain;
-    if (served !== undefined && deps.drivers.has(served)) normalized = normalizeDestination(normalized, deps.drivers.get(served), served);
-    id = computeIntentId(normalized);
+    ({ normalized, id } = contentAddress(req, deps, trust));
   } catch (e) {
     return refuse('intent_tampered', `the intent request does not normalise: ${(e as Error).message}`);
   }
@@ -273,7 +293,16 @@ async function check(req: SignRequest, deps: SignerDeps, now: number, events: St
   if (!trusted) return refuse('policy_mismatch', `this signer does not serve wallet ${normalized.wallet}`);
   // A frozen wallet is refused whatever the request carries: the signer's own deny, ahead of the rest.
   if (state.restrictions.wallets.has(normalized.wallet)) refuse('policy_denied', `wallet ${normalized.wallet} is frozen on this signer; only its operator can lift that`);
-  if (state.firstSeen(id) === undefined) events.push({ t: 'seen', intentId: id, at: now });
+  return { id, normalized, trusted };
+}
+
+/**
+ * policy_mismatch: the wallet descriptor and the policy must be the ones pinned for the wallet, and
+ * the policy's approvers known to the trust file with the same weights. Returns the policy,
+ * prepared (validated, frozen).
+ */
+export function checkPinned(req: ObserveRequest, checked: IntentChecked, trust: Trust): Readonly<PolicySet> {
+  const { normalized, trusted } = checked;
   if (canonicalize(req.wallet) !== trusted.canonical) {
     refuse('policy_mismatch', `the wallet descriptor of ${normalized.wallet} differs from this signer's trusted copy`);
   }
@@ -296,6 +325,20 @@ async function check(req: SignRequest, deps: SignerDeps, now: number, events: St
       }
     }
   }
+  return policy;
+}
+
+async function check(req: SignRequest, deps: SignerDeps, now: number, events: StateEvent[], verdicts: ApprovalVerdicts, facts: FactsRead | null): Promise<Checked> {
+  const { state } = deps;
+  // The trust file as the restrictions in force leave it: an approver they name is revoked.
+  const trust = restrictedTrust(deps.trust, state.restrictions);
+
+  const checked = checkIntent(req, deps, trust, state);
+  const { id, normalized, trusted } = checked;
+  // First sight is recorded for any request past the wallet checks, even one refused below (a
+  // timelock then counts from here; see observe.ts for the route that only does this).
+  if (state.firstSeen(id) === undefined) events.push({ t: 'seen', intentId: id, at: now });
+  const policy = checkPinned(req, checked, trust);
 
   // approvals: every approval must verify against the signer's own approver keys.
   // Dated between the intent's claimed creation and this signer's clock (each +- the skew).
@@ -364,19 +407,7 @@ async function check(req: SignRequest, deps: SignerDeps, now: number, events: St
     compliance_cleared: statements.compliance_cleared,
     attestation_valid: statements.attestation_valid,
   };
-  const destination = addressFacts(driver, chain, normalized.destination);
-  const issuer =
-    normalized.asset_issuer !== undefined && driver.validateAddress(chain, normalized.asset_issuer).valid
-      ? addressFacts(driver, chain, normalized.asset_issuer)
-      : undefined;
-  const guards = runGuards({
-    intent: normalized,
-    wallet: trusted.descriptor,
-    protect,
-    destination,
-    ...(issuer ? { issuer } : {}),
-    ...(trust.registry ? { registry: trust.registry } : {}),
-  });
+  const guards = runIntentGuards({ intent: normalized, wallet: trusted.descriptor, protect, driver, registry: trust.registry });
   if (guards.blocked) {
     refuse('protected', guards.findings.filter((f) => f.severity === 'block').map((f) => `${f.guard}: ${f.detail}`).join('; '));
   }
@@ -527,15 +558,6 @@ const VERBS: Record<NormalizedIntent['operation']['op'], string> = {
   account_flags: 'set account flags on',
   contract_call: 'call contract',
 };
-
-/** `1250`, 2 -> `12.5`. */
-export function formatUnits(amount: string, decimals: number): string {
-  if (decimals === 0) return amount;
-  const padded = amount.padStart(decimals + 1, '0');
-  const whole = padded.slice(0, padded.length - decimals);
-  const frac = padded.slice(padded.length - decimals).replace(/0+$/, '');
-  return frac ? `${whole}.${frac}` : whole;
-}
 
 /**
  * One line a human can check against what they approved.

@@ -30,9 +30,10 @@ import {
   type ReceiptInput,
   type ReceiptRecord,
 } from '@vault/sdk';
-import { closeSync, existsSync, fdatasync, fdatasyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, unlinkSync, writeFileSync, writeSync, chmodSync } from 'node:fs';
+import { closeSync, existsSync, fdatasync, fdatasyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import { HistoryBuckets } from '../history-buckets.js';
+import { acquireStateLock } from '../state-lock.js';
 import { z } from 'zod';
 
 const HistoryEntrySchema = z.strictObject({
@@ -90,7 +91,7 @@ export interface SignedPayload {
 export class SignerState {
   readonly #chain: ReceiptChain;
   readonly #fd: number;
-  readonly #lockPath: string;
+  readonly #release: () => void;
   readonly #seen = new Map<string, number>();
   readonly #signed = new Map<string, SignedPayload[]>();
   /** wallet -> intentId -> entry (each signed intent counts once, at its first signature) */
@@ -115,10 +116,10 @@ export class SignerState {
   /** Bytes cut from a torn tail at open (a crash mid-append). */
   readonly repairedBytes: number;
 
-  private constructor(chain: ReceiptChain, fd: number, lockPath: string, repairedBytes: number) {
+  private constructor(chain: ReceiptChain, fd: number, release: () => void, repairedBytes: number) {
     this.#chain = chain;
     this.#fd = fd;
-    this.#lockPath = lockPath;
+    this.#release = release;
     this.repairedBytes = repairedBytes;
   }
 
@@ -130,8 +131,8 @@ export class SignerState {
   static open(dir: string, receiptKey: Uint8Array): SignerState {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     if (process.platform !== 'win32') chmodSync(dir, 0o700);
-    const lockPath = join(dir, 'signer.lock');
-    acquireLock(lockPath);
+    // One signer process per state directory: a second would fork the receipt chain.
+    const release = acquireStateLock(join(dir, 'signer.lock'), (pid) => new InternalError(`state directory ${dir} is in use by signer process ${pid}`));
     try {
       const path = join(dir, 'journal.jsonl');
       const text = existsSync(path) ? readFileSync(path, 'utf8') : '';
@@ -169,11 +170,11 @@ export class SignerState {
         ftruncateSync(fd, Buffer.byteLength(text.slice(0, end), 'utf8'));
         fdatasyncSync(fd);
       }
-      const state = new SignerState(chain, fd, lockPath, repaired);
+      const state = new SignerState(chain, fd, release, repaired);
       for (const p of parsed) for (const e of p.events) state.#apply(e);
       return state;
     } catch (e) {
-      releaseLock(lockPath);
+      release();
       throw e;
     }
   }
@@ -399,43 +400,6 @@ export class SignerState {
       // best effort; nothing unsynced was acknowledged
     }
     closeSync(this.#fd);
-    releaseLock(this.#lockPath);
+    this.#release();
   }
 }
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** One signer process per state directory: a second would fork the receipt chain. */
-function acquireLock(path: string): void {
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      writeFileSync(path, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
-      return;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-      const pid = Number.parseInt(readFileSync(path, 'utf8'), 10);
-      if (Number.isInteger(pid) && pid > 0 && pidAlive(pid)) {
-        throw new InternalError(`state directory is in use by signer process ${pid} (${path})`);
-      }
-      // Stale lock from a process that died (kill -9): take it over.
-      unlinkSync(path);
-    }
-  }
-  throw new InternalError(`cannot lock ${path}`);
-}
-
-function releaseLock(path: string): void {
-  try {
-    if (Number.parseInt(readFileSync(path, 'utf8'), 10) === process.pid) unlinkSync(path);
-  } catch {
-    // already gone
-  }
-}
-

@@ -30,6 +30,8 @@ export function makeApprover(id: string): Approver {
 export interface TestSigner {
   url: string;
   calls: { signer_address: string; intent: string; token: string; expected_payload_digest: string }[];
+  /** POST /observe requests, in order. */
+  observed: { intent: string; token: string; at: number }[];
   mode: { refuse: string | null; down: boolean; delayMs: number };
   close(): Promise<void>;
 }

@@ -154,18 +154,50 @@ describe('intent lifecycle', () => {
     expect((await h.client.execute(b.intentId)).status).toBe('confirmed');
   });
 
-  it('a timelocked intent is shown to the signers at creation (first sight starts their clocks) with a digest no payload has; an allowed one is not', async () => {
+  it('a timelocked intent is observed by its signers at creation (their clocks start then) and put to none of them to sign; an allowed one is not observed', async () => {
     h = await setup({ rules: [{ rule: 'always_allow' }, { rule: 'timelock_above', above: '100', seconds: 3600 }] });
     const held = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '500' });
     const free = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '50' });
     expect([held.status, free.status]).toEqual(['timelocked', 'allowed']);
-    const probes = () => h!.signer.calls.filter((c) => c.intent === held.intentId);
-    for (let i = 0; i < 200 && probes().length === 0; i++) await new Promise((r) => setTimeout(r, 10));
-    expect(probes().length).toBeGreaterThan(0);
-    for (const c of probes()) expect(c.expected_payload_digest).toBe('0'.repeat(64));
-    expect(h.signer.calls.filter((c) => c.intent === free.intentId)).toHaveLength(0);
+    const observed = () => h!.signer.observed.filter((c) => c.intent === held.intentId);
+    for (let i = 0; i < 200 && observed().length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    // One signer service holds every member here: observed once, at creation, with its token.
+    expect(observed()).toEqual([{ intent: held.intentId, token: h.signerToken, at: h.clock.now }]);
+    expect(h.signer.calls).toHaveLength(0);
+    expect(h.signer.observed.filter((c) => c.intent === free.intentId)).toHaveLength(0);
+    expect(h.logs.some((l) => l.includes('"event":"observed"') && l.includes(held.intentId) && l.includes(`counts from ${h!.clock.now}`))).toBe(true);
+    expect(h.logs.join('\n')).not.toContain(h.signerToken);
     // Nothing was signed: the intent is still timelocked, and executing it early is refused by policy.
     expect((await expectError(h.client.execute(held.intentId))).data).toMatchObject({ stage: 'policy', reason: 'timelocked' });
+    expect(h.signer.calls).toHaveLength(0);
+  });
+
+  it('a signer that is down at creation does not hold creation up; the intent is created and logged as not observed', async () => {
+    h = await setup({ rules: [{ rule: 'always_allow' }, { rule: 'timelock_above', above: '100', seconds: 3600 }] });
+    h.signer.mode.down = true;
+    const held = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '500' });
+    expect(held.status).toBe('timelocked');
+    for (let i = 0; i < 200 && !h.logs.some((l) => l.includes('"event":"observed"')); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(h.logs.find((l) => l.includes('"event":"observed"'))).toMatch(/unreachable/);
+    expect(h.signer.calls).toHaveLength(0);
+  });
+
+  it('a confirmed intent is never reopened: an intent stored confirmed without its outcome is refused at execute, and nothing is written', async () => {
+    h = await setup();
+    const cp = h.running.cp;
+    const { intentId } = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '42' });
+    // A record damaged on disk: confirmed, but without the outcome execute returns for it.
+    await cp.store.write({ ...cp.getIntent(intentId), status: 'confirmed', execution: null }, null);
+    const before = { head: cp.head, receipts: cp.receiptCount, record: cp.getIntent(intentId) };
+    const e = await expectError(h.client.execute(intentId));
+    expect(e.status).toBe(500);
+    expect(cp.getIntent(intentId)).toEqual(before.record);
+    expect({ head: cp.head, receipts: cp.receiptCount }).toEqual({ head: before.head, receipts: before.receipts });
+    expect(cp.verifyLedger().verified).toBe(true);
+    expect(h.ledger.txs()).toHaveLength(0);
+    // The service keeps writing (the refusal chained nothing it must take back).
+    expect((await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '43' })).status).toBe('allowed');
+    expect(cp.verifyLedger().verified).toBe(true);
   });
 
   it('denied by policy at creation (hard ceiling, no rules), and an unknown wallet is 404', async () => {

@@ -9,22 +9,12 @@
  * Policy: above 1 000 000 one approval of weight 1 is enough (alice, bob, carol weight 1 each), so
  * a request approved only by bob reaches the threshold until bob is revoked.
  */
-import { createControlPlaneClient, createSignerClient, type ControlPlaneClient, type PolicySet, type SignerClient, type SignRequest } from '@vault/sdk';
+import { type ControlPlaneClient, type PolicySet, type SignRequest } from '@vault/sdk';
 import { Hono } from 'hono';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { initStateDir, startControlPlane, type RunningControlPlane } from '../../src/control-plane/run.js';
 import { RESTRICTION_ACK_SECONDS } from '../../src/control-plane/service.js';
-import { emptyState } from '../../src/control-plane/state.js';
-import { listen, type Listening } from '../../src/http/index.js';
-import { createSignerApp, type SignerAppDeps } from '../../src/signer/app.js';
 import { liftRestrictions } from '../../src/signer/restrictions.js';
-import { makeWorld, type World } from '../signer/helpers.js';
-
-const TOKEN = 'revocation-signer-token-0123456789abcdef';
-const OPERATOR = 'revocation operator passphrase';
+import { setupRig, type Rig } from './rig.js';
 
 function policy(wallet: string): PolicySet {
   return {
@@ -38,88 +28,13 @@ function policy(wallet: string): PolicySet {
   };
 }
 
-interface Rig {
-  w: World;
-  signer: SignerClient;
-  cp: ControlPlaneClient;
-  /** The signer's socket: down() closes it, up() opens it again on the same port. */
-  down(): Promise<void>;
-  up(): Promise<void>;
-  restartControlPlane(): Promise<void>;
-  /** A fresh intent (new amount each time) as a SignRequest straight to the signer, approved by `who`. */
-  direct(who: string[]): Promise<SignRequest>;
-  close(): Promise<void>;
-}
-
 let rig: Rig | undefined;
 afterEach(async () => {
   await rig?.close();
   rig = undefined;
 });
 
-/**
- * @param front what stands before the signer app (default: nothing); e.g. a signer from before
- *   restrictions existed, which answers 404 on /restrictions.
- */
-async function setup(front?: (signerApp: Hono) => Hono): Promise<Rig> {
-  const w = await makeWorld({ policy });
-  const deps = { ...w.deps, token: TOKEN } as SignerAppDeps;
-  Object.defineProperty(deps, 'state', { get: () => w.state });
-  const app = createSignerApp(deps);
-  const served = front ? front(app) : app;
-  let server: Listening | null = await listen(served);
-  const port = server.port;
-  const url = server.url;
-  const dir = mkdtempSync(join(tmpdir(), 'vault-revocation-'));
-  await initStateDir({
-    stateDir: dir,
-    passphrase: OPERATOR,
-    scrypt: { N: 1024, r: 8, p: 1 },
-    state: {
-      ...emptyState(),
-      wallets: [w.wallet],
-      policies: [w.policy],
-      devices: w.approvers.map((a) => ({ id: a.id, role: 'approver' as const, label: a.id, public_key: a.publicKeyHex, paired_at: w.clock.now - 60, revoked_at: null })),
-      // Only the first member has a signer here.
-      signers: { [w.signerAddress]: { url, token: TOKEN, label: 'signer-A' } },
-    },
-  });
-  const start = () => startControlPlane({ stateDir: dir, drivers: [w.driver], now: () => w.clock.now, confirmAttempts: 1, confirmDelayMs: 1 });
-  let running: RunningControlPlane = await start();
-  const r: Rig = {
-    w,
-    signer: createSignerClient({ baseUrl: url, token: TOKEN }),
-    cp: createControlPlaneClient({ baseUrl: running.url }),
-    async down() {
-      await server?.close();
-      server = null;
-    },
-    async up() {
-      server = await listen(served, { port });
-    },
-    async restartControlPlane() {
-      await running.close();
-      running = await start();
-      r.cp = createControlPlaneClient({ baseUrl: running.url });
-      await r.cp.unlock(OPERATOR);
-    },
-    direct: (() => {
-      let amount = 2_000_000;
-      return (who: string[]) => {
-        amount += 1;
-        return w.request({ amount: String(amount) }, { approvers: who });
-      };
-    })(),
-    async close() {
-      await running.close().catch(() => undefined);
-      await server?.close();
-      w.cleanup();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-  await r.cp.unlock(OPERATOR);
-  return r;
-}
+const setup = (front?: (signerApp: Hono) => Hono) => setupRig(policy, front);
 
 async function signs(r: Rig, req: SignRequest): Promise<boolean> {
   const res = await r.signer.sign(req);

@@ -30,6 +30,7 @@ describe('@vault/server/signer exports', () => {
       'loadDriverModules',
       'loadOrCreateReceiptKey',
       'loadTrust',
+      'observeIntent',
       'openKey',
       'parseTrust',
       'publicKeyOf',

@@ -4,6 +4,7 @@
  * signer's durable state, and a builder for valid SignRequests.
  */
 import {
+  createSignerClient,
   DriverRegistry,
   intentId,
   normalizeIntent,
@@ -18,6 +19,7 @@ import {
   type SignRequest,
   type SignedApproval,
   type SignedStatement,
+  type SignerClient,
   type WalletDescriptor,
 } from '@vault/sdk';
 import { MemoryLedger, createMemoryDriver, createMemorySigner, memoryAddress, memoryWallet, type MemoryWallet } from '@vault/sdk/testing';
@@ -29,6 +31,8 @@ import { createKey, generateSecret, SoftwareKeystore, type KdfParams, type KeySc
 import { SignerState } from '../../src/signer/state.js';
 import { parseTrust, type Trust, type TrustFile } from '../../src/signer/trust.js';
 import type { SignerDeps } from '../../src/signer/sign.js';
+import { createSignerApp, type SignerAppDeps } from '../../src/signer/app.js';
+import { listen, type Listening } from '../../src/http/index.js';
 import { withoutPayloadFate } from './fixtures/memory-driver.mjs';
 
 /** Cheap scrypt for tests only (the default is 2^17). */
@@ -218,4 +222,16 @@ export async function makeWorld(options: { diskState?: boolean; policy?: (wallet
     state: world.state,
   };
   return world;
+}
+
+/**
+ * The signer app over `w` on a loopback socket, with an SDK client. The app reads `w.state` through
+ * a getter, so a journal reopened under it (w.reopen()) is the one it serves; `deps` replaces parts
+ * of `w.deps` (a wrapped keystore, say).
+ */
+export async function serveWorld(w: World, token: string, deps: Partial<SignerDeps> = {}): Promise<{ server: Listening; client: SignerClient }> {
+  const appDeps = { ...w.deps, ...deps, token } as SignerAppDeps;
+  Object.defineProperty(appDeps, 'state', { get: () => w.state });
+  const server = await listen(createSignerApp(appDeps));
+  return { server, client: createSignerClient({ baseUrl: server.url, token }) };
 }

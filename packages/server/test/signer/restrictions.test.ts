@@ -5,7 +5,6 @@
  * `vault-signer lift`, on the signer host with the signer stopped, lifts one.
  */
 import {
-  createSignerClient,
   restrictionDigest,
   SIGNER_TOKEN_HEADER,
   ValidationError,
@@ -16,12 +15,11 @@ import {
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { listen, type Listening } from '../../src/http/index.js';
-import { createSignerApp, type SignerAppDeps } from '../../src/signer/app.js';
+import type { Listening } from '../../src/http/index.js';
 import { main } from '../../src/signer/cli.js';
 import { sealKey } from '../../src/signer/keystore.js';
 import { applyRestrictions, MAX_RESTRICTIONS_IN_FORCE } from '../../src/signer/restrictions.js';
-import { makeWorld, PASSPHRASE, TEST_KDF, type World } from './helpers.js';
+import { makeWorld, PASSPHRASE, serveWorld, TEST_KDF, type World } from './helpers.js';
 
 const TOKEN = 'restrictions-test-token-0123456789abcdef';
 
@@ -32,10 +30,7 @@ let signer: SignerClient;
 beforeEach(async () => {
   w = await makeWorld();
   // The app reads w.state through a getter: the restart tests reopen the journal under it.
-  const deps = { ...w.deps, token: TOKEN } as SignerAppDeps;
-  Object.defineProperty(deps, 'state', { get: () => w.state });
-  server = await listen(createSignerApp(deps));
-  signer = createSignerClient({ baseUrl: server.url, token: TOKEN });
+  ({ server, client: signer } = await serveWorld(w, TOKEN));
 });
 afterEach(async () => {
   await server.close();

@@ -1,0 +1,106 @@
+/**
+ * @module control-plane/approvals
+ * Signed approvals: which stored approvals count, POST /intent/{id}/approve-signed (checked as
+ * the signer will check it, then the policy re-run) and the deprecated unsigned approve (recorded,
+ * never counted).
+ */
+import {
+  RefusedError,
+  STATUS_BY_DECISION,
+  ValidationError,
+  verifyApprovals,
+  type ApprovalProblem,
+  type ApproverKey,
+  type Decision,
+  type IntentStatus,
+  type SignedApproval,
+} from '@vault/sdk';
+import type { Core } from './core.js';
+import type { Intents } from './intents.js';
+import type { StateFile } from './state.js';
+import { isOpen, transition } from './status.js';
+import type { IntentRecord } from './store.js';
+
+/** The approver devices of the state file, keyed by id, a revoked one marked so. */
+export function approverKeys(state: StateFile): Map<string, ApproverKey> {
+  const m = new Map<string, ApproverKey>();
+  for (const d of state.devices) {
+    if (d.role !== 'approver') continue;
+    m.set(d.id, { publicKey: d.public_key, revoked: d.revoked_at !== null });
+  }
+  return m;
+}
+
+/**
+ * The stored approvals that count: judged as new ones are (approveSigned), and as the signer will
+ * judge them (known, unrevoked approver; not the initiator; dated within the intent's window).
+ */
+export function countedApprovals(state: StateFile, record: Pick<IntentRecord, 'intentId' | 'approvals' | 'intent' | 'created_at'>, now: number): SignedApproval[] {
+  return verifyApprovals(record.approvals, {
+    intentId: record.intentId,
+    approvers: approverKeys(state),
+    initiator: record.intent.initiator,
+    window: { createdAt: record.created_at, now },
+  }).valid;
+}
+
+export class Approvals {
+  readonly #core: Core;
+  readonly #intents: Intents;
+
+  constructor(core: Core, intents: Intents) {
+    this.#core = core;
+    this.#intents = intents;
+  }
+
+  /** POST /intent/{id}/approve-signed. */
+  async approveSigned(id: string, approval: SignedApproval): Promise<{ intentId: string; status: IntentStatus; decision: Decision; rejectedBy?: string }> {
+    this.#core.writer.get(id);
+    return this.#core.intentLocks.run(id, async () => {
+      const cur = this.#core.writer.get(id);
+      if (!isOpen(cur.status)) {
+        throw new RefusedError(`approvals are closed: intent is ${cur.status}`, { data: { reason: 'approvals_closed', status: cur.status } });
+      }
+      const check = verifyApprovals([approval], {
+        intentId: id,
+        approvers: approverKeys(this.#core.state),
+        initiator: cur.intent.initiator,
+        window: { createdAt: cur.created_at, now: this.#core.now() },
+      });
+      const problem = check.problems[0];
+      if (problem) {
+        // The field each problem names (400 `approval.<path>`); the rest name approver_id.
+        const paths: Partial<Record<ApprovalProblem, string>> = { wrong_intent: 'intent', bad_signature: 'signature.sig', malformed: '', stale: 'at', future: 'at' };
+        const path = paths[problem.reason] ?? 'approver_id';
+        throw new ValidationError('approval', [{ path, message: problem.message }], { data: { reason: problem.reason } });
+      }
+      const approvals = [...cur.approvals.filter((a) => a.approver_id !== approval.approver_id), approval];
+      const decision = this.#intents.evaluate({ ...cur, approvals }, cur);
+      const rejected = approval.verdict === 'reject';
+      const status: IntentStatus = rejected ? 'denied' : STATUS_BY_DECISION[decision.decision];
+      const next = transition(cur, status, this.#core.now(), { approvals, decision, ...(rejected ? { rejectedBy: approval.approver_id } : {}) });
+      const receipt = this.#core.writer.receipt('intent.approval', { intentId: id, approval, status, decision }, id);
+      await this.#core.writer.commit(cur, next, receipt);
+      this.#core.log({ event: 'approval', verdict: approval.verdict, status });
+      return { intentId: id, status, decision, ...(rejected ? { rejectedBy: approval.approver_id } : {}) };
+    });
+  }
+
+  /** POST /intent/{id}/approve (deprecated): recorded for the audit trail, never counted. */
+  async approveUnsigned(id: string): Promise<Record<string, unknown>> {
+    this.#core.writer.get(id);
+    return this.#core.intentLocks.run(id, async () => {
+      const cur = this.#core.writer.get(id);
+      const next: IntentRecord = { ...cur, unsigned_approvals: [...cur.unsigned_approvals, { at: this.#core.now(), via: 'session' }].slice(-64), updated_at: this.#core.now() };
+      const receipt = this.#core.writer.receipt('intent.approve_unsigned', { intentId: id, at: this.#core.now() }, id);
+      await this.#core.writer.commit(cur, next, receipt);
+      return {
+        intentId: id,
+        status: next.status,
+        decision: next.decision,
+        counted: false,
+        deprecated: 'unsigned approvals are recorded but never counted; use POST /intent/{id}/approve-signed',
+      };
+    });
+  }
+}

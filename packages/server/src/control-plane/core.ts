@@ -1,0 +1,240 @@
+/**
+ * @module control-plane/core
+ * What every part of the control plane shares: its options and clock, the state file in force and
+ * the drivers serving it (replaced whole on reload, pairing and revocation, never mutated), the one
+ * writer of intents and receipts, and the locks that order operations (one intent at a time; one
+ * change of state.json at a time).
+ */
+import { DriverRegistry, InternalError, NotFoundError, preparePolicy, sha256Hex, ValidationError, type ChainDriver, type PolicySet, type WalletDescriptor } from '@vault/sdk';
+import { join } from 'node:path';
+import { writeFileAtomic } from '../http/files.js';
+import { importPlugin, type PluginModule } from '../plugins.js';
+import type { ReceiptSigner } from './secrets.js';
+import { canonicalJson, readStateFile, type DriverEntry, type StateFile } from './state.js';
+import type { IntentStore } from './store.js';
+import { Writer } from './writer.js';
+
+export const STATE_FILE = 'state.json';
+export const STATE_SCHEMA_FILE = 'state.schema.json';
+export const PASSPHRASE_FILE = 'operator.json';
+export const RECEIPT_KEY_FILE = 'receipt.key';
+export const STORE_DIR = 'store';
+export const LOCK_FILE = 'serve.lock';
+
+export interface ControlPlaneOptions {
+  stateDir: string;
+  /** Integer Unix seconds. Injectable for tests (session expiry, timelocks). */
+  now?: () => number;
+  /** Drivers given in-process, in addition to those the state file names. */
+  drivers?: readonly ChainDriver[];
+  /** One line per event; never receives a secret. */
+  log?: (line: string) => void;
+  sessionIdleSeconds?: number;
+  sessionAbsoluteSeconds?: number;
+  /** Unlock attempts that may wait for their passphrase check at once (default 4096; see UnlockQueue). */
+  unlockQueueMax?: number;
+  /** Confirmation polling: attempts and delay between them (default 40 x 250 ms). */
+  confirmAttempts?: number;
+  confirmDelayMs?: number;
+  /** false disables fsync (benchmarks of the bare path only; never in production). */
+  storeSync?: boolean;
+  /** Resume confirmation of intents left `submitted` at start-up (default true). */
+  resumeOnStart?: boolean;
+  /** Timeout of one signer call (default 15 s). */
+  signerTimeoutMs?: number;
+}
+
+/** A tiny async mutex per key: concurrent executes of one intent run one after the other. */
+export class KeyedLock {
+  readonly #tails = new Map<string, Promise<void>>();
+  held(key: string): boolean {
+    return this.#tails.has(key);
+  }
+  async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.#tails.get(key) ?? Promise.resolve();
+    let release!: () => void;
+    const mine = new Promise<void>((r) => (release = r));
+    const tail = prev.then(() => mine);
+    this.#tails.set(key, tail);
+    await prev;
+    try {
+      return await fn();
+    } finally {
+      release();
+      if (this.#tails.get(key) === tail) this.#tails.delete(key);
+    }
+  }
+}
+
+/** Loads the drivers a state file names: `import(module)` then `createDriver(options)`. */
+export async function loadDrivers(entries: readonly DriverEntry[], stateDir: string): Promise<ChainDriver[]> {
+  const out: ChainDriver[] = [];
+  for (const [i, entry] of entries.entries()) {
+    let mod: PluginModule;
+    try {
+      mod = await importPlugin(entry.module, stateDir);
+    } catch (e) {
+      throw new ValidationError('state', [{ path: `drivers.${i}.module`, message: `cannot import ${entry.module}: ${(e as Error).message}` }]);
+    }
+    if (typeof mod.createDriver !== 'function') {
+      throw new ValidationError('state', [{ path: `drivers.${i}.module`, message: `${entry.module} has no export createDriver(options)` }]);
+    }
+    try {
+      out.push(await mod.createDriver(entry.options, { stateDir }));
+    } catch (e) {
+      throw new ValidationError('state', [{ path: `drivers.${i}.options`, message: `createDriver failed: ${(e as Error).message}` }]);
+    }
+  }
+  return out;
+}
+
+export function buildRegistry(drivers: readonly ChainDriver[]): DriverRegistry<ChainDriver> {
+  try {
+    return new DriverRegistry<ChainDriver>(drivers);
+  } catch (e) {
+    throw new ValidationError('state', [{ path: 'drivers', message: (e as Error).message }]);
+  }
+}
+
+/** Checks what the schema cannot: every wallet has a driver serving its chain. */
+export function checkStateAgainstDrivers(state: StateFile, registry: DriverRegistry<ChainDriver>): void {
+  state.wallets.forEach((w, i) => {
+    if (!registry.has(w.chain)) {
+      throw new ValidationError('state', [{ path: `wallets.${i}.chain`, message: `no driver serves chain ${w.chain} (loaded: ${registry.chains().join(', ') || 'none'})` }]);
+    }
+  });
+}
+
+
+/** The default timeout of one signer call. */
+const SIGNER_TIMEOUT_MS = 15_000;
+
+export class Core {
+  readonly stateDir: string;
+  readonly opts: ControlPlaneOptions;
+  /** Integer Unix seconds. */
+  readonly now: () => number;
+  readonly store: IntentStore;
+  readonly writer: Writer;
+  /** Concurrent operations on one intent (approve, execute, refresh) run one after the other. */
+  readonly intentLocks = new KeyedLock();
+  /** Serialises changes of state.json (pairing, revocation, reload): each builds on the last. */
+  readonly stateLock = new KeyedLock();
+  /** Set by close(): background work (resumption, confirmation polling) stops. */
+  closed = false;
+  #state: StateFile;
+  #drivers: DriverRegistry<ChainDriver>;
+  readonly #injected: readonly ChainDriver[];
+  #loaded: ChainDriver[];
+  /** State policy object -> its prepared (validated, frozen) form. */
+  readonly #preparedPolicies = new WeakMap<PolicySet, Readonly<PolicySet>>();
+  readonly #log: (line: string) => void;
+
+  constructor(
+    opts: ControlPlaneOptions,
+    state: StateFile,
+    drivers: { injected: readonly ChainDriver[]; loaded: ChainDriver[]; registry: DriverRegistry<ChainDriver> },
+    store: IntentStore,
+    receiptSigner: ReceiptSigner,
+  ) {
+    this.opts = opts;
+    this.stateDir = opts.stateDir;
+    this.now = opts.now ?? (() => Math.floor(Date.now() / 1000));
+    this.#log = opts.log ?? (() => undefined);
+    this.#state = state;
+    this.#injected = drivers.injected;
+    this.#loaded = drivers.loaded;
+    this.#drivers = drivers.registry;
+    this.store = store;
+    this.writer = new Writer(store, receiptSigner, this.now, (event) => this.log(event));
+  }
+
+  /** The state file in force. */
+  get state(): StateFile {
+    return this.#state;
+  }
+
+  get drivers(): DriverRegistry<ChainDriver> {
+    return this.#drivers;
+  }
+
+  get signerTimeoutMs(): number {
+    return this.opts.signerTimeoutMs ?? SIGNER_TIMEOUT_MS;
+  }
+
+  log(event: Record<string, unknown>): void {
+    try {
+      this.#log(JSON.stringify({ t: this.now(), ...event }));
+    } catch {
+      // Logging never breaks a request.
+    }
+  }
+
+  wallet(id: string): WalletDescriptor {
+    const w = this.state.wallets.find((x) => x.wallet === id);
+    if (!w) throw new NotFoundError('wallet', id);
+    return w;
+  }
+
+  /** The wallet's policy, validated once and frozen (reloads bring new objects, so new entries). */
+  policy(walletId: string): Readonly<PolicySet> {
+    this.wallet(walletId);
+    const p = this.state.policies.find((x) => x.wallet === walletId);
+    if (!p) return preparePolicy({ wallet: walletId, version: 0, rules: [] });
+    let prepared = this.#preparedPolicies.get(p);
+    if (!prepared) {
+      prepared = preparePolicy(p);
+      this.#preparedPolicies.set(p, prepared);
+    }
+    return prepared;
+  }
+
+  driverFor(wallet: WalletDescriptor): ChainDriver {
+    return this.drivers.get(wallet.chain);
+  }
+
+  /**
+   * POST /admin/reload: an invalid file is refused with the reason and the running state kept.
+   * The file, its drivers and the receipt are all checked before anything changes; the receipt is
+   * on disk before the new state takes effect (the file itself is already what a restart loads).
+   */
+  async reload(): Promise<{ reloaded: true; wallets: number; policies: number; devices: number; drivers: string[]; receipt_head: string }> {
+    this.writer.assertWritable();
+    return this.stateLock.run(STATE_FILE, async () => {
+      const next = readStateFile(join(this.stateDir, STATE_FILE));
+      let loaded = this.#loaded;
+      if (canonicalJson(next.drivers) !== canonicalJson(this.state.drivers)) loaded = await loadDrivers(next.drivers, this.stateDir);
+      const registry = buildRegistry([...this.#injected, ...loaded]);
+      checkStateAgainstDrivers(next, registry);
+      const r = this.writer.draftReceipt('state.reloaded', { state_digest: sha256Hex(canonicalJson(next)) });
+      await this.writer.appendReceipt(r);
+      this.#state = next;
+      this.#loaded = loaded;
+      this.#drivers = registry;
+      this.writer.history.clear();
+      this.log({ event: 'reloaded', wallets: next.wallets.length });
+      return {
+        reloaded: true as const,
+        wallets: next.wallets.length,
+        policies: next.policies.length,
+        devices: next.devices.length,
+        drivers: registry.chains(),
+        receipt_head: r.hash,
+      };
+    });
+  }
+
+  /**
+   * Replaces state.json with `next` from encodeState (already checked against the loader), then
+   * puts its state in force. Call under stateLock.
+   */
+  writeState(next: { text: string; state: StateFile }): void {
+    try {
+      writeFileAtomic(join(this.stateDir, STATE_FILE), next.text, 0o600);
+    } catch (e) {
+      this.log({ event: 'state_write_failed', error: (e as NodeJS.ErrnoException).code ?? 'unknown' });
+      throw new InternalError('state: writing state.json failed', { cause: e });
+    }
+    this.#state = next.state;
+  }
+}

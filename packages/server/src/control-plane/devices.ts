@@ -1,0 +1,134 @@
+/**
+ * @module control-plane/devices
+ * Pairing and devices: single-use pairing codes (a QR of `{url, code, challenge}`), a claim signed
+ * over the challenge, revocation (pushed to every signer at once). Each change of state.json is
+ * built and checked before anything is written, under the state lock, with its receipt.
+ */
+import { fromHex, NotFoundError, RefusedError, sha256Hex, ValidationError, verifyEd25519 } from '@vault/sdk';
+import { randomBytes } from 'node:crypto';
+import { STATE_FILE, type Core } from './core.js';
+import type { Restrictions } from './restrictions.js';
+import { encodeState, type Device } from './state.js';
+
+export const PAIRING_TTL_SECONDS = 5 * 60;
+
+interface PairingCode {
+  code: string;
+  challenge: string;
+  role: Device['role'];
+  label: string;
+  expires_at: number;
+  failures: number;
+}
+
+export function publicDevice(d: Device): Record<string, unknown> {
+  return { id: d.id, role: d.role, label: d.label, public_key: d.public_key, paired_at: d.paired_at, revoked_at: d.revoked_at, revoked: d.revoked_at !== null };
+}
+
+export class Devices {
+  readonly #core: Core;
+  readonly #restrictions: Restrictions;
+  readonly #pairing = new Map<string, PairingCode>();
+
+  constructor(core: Core, restrictions: Restrictions) {
+    this.#core = core;
+    this.#restrictions = restrictions;
+  }
+
+  pairCreate(role: Device['role'], label: string): { code: string; challenge: string; expires_at: number; role: string } {
+    const now = this.#core.now();
+    for (const [k, p] of this.#pairing) if (p.expires_at <= now) this.#pairing.delete(k);
+    if (this.#pairing.size >= 64) throw new RefusedError('too many open pairing codes', { data: { reason: 'pairing_limit' } });
+    const code = randomBytes(16).toString('base64url');
+    const challenge = randomBytes(32).toString('hex');
+    const p: PairingCode = { code, challenge, role, label, expires_at: now + PAIRING_TTL_SECONDS, failures: 0 };
+    this.#pairing.set(code, p);
+    this.#core.log({ event: 'pair_create', role });
+    return { code, challenge, expires_at: p.expires_at, role };
+  }
+
+  /** The open pairing code, or a refusal that does not say whether it existed. */
+  #openCode(code: string): PairingCode {
+    const p = this.#pairing.get(code);
+    if (!p || p.expires_at <= this.#core.now()) {
+      if (p) this.#pairing.delete(code);
+      throw new RefusedError('pairing code invalid, used or expired', { data: { reason: 'pairing_code' } });
+    }
+    return p;
+  }
+
+  pairPayload(code: string, baseUrl: string): string {
+    const p = this.#openCode(code);
+    return JSON.stringify({ url: baseUrl, code: p.code, challenge: p.challenge });
+  }
+
+  /**
+   * POST /pair/claim (no session). No shared counter: a code is 16 random bytes, so a claim with an
+   * unknown code is refused by a map lookup whoever floods them, and failures are counted per code
+   * (three bad signatures burn it), which only a holder of that code can spend.
+   */
+  async pairClaim(body: { code: string; public_key: string; signature: string; label: string }): Promise<Record<string, unknown>> {
+    const p = this.#openCode(body.code);
+    const pub = fromHex(body.public_key, 'public_key', 32);
+    const sig = fromHex(body.signature, 'signature', 64);
+    if (!verifyEd25519(sig, fromHex(p.challenge, 'challenge', 32), pub)) {
+      p.failures += 1;
+      if (p.failures >= 3) this.#pairing.delete(p.code);
+      throw new ValidationError('claim', [{ path: 'signature', message: 'signature over the challenge does not verify' }], { data: { reason: 'bad_signature' } });
+    }
+    return this.#core.stateLock.run(STATE_FILE, async () => {
+      // Re-checked under the lock: a concurrent claim may have used the code or paired this key.
+      if (this.#openCode(body.code) !== p) throw new RefusedError('pairing code invalid, used or expired', { data: { reason: 'pairing_code' } });
+      if (this.#core.state.devices.some((d) => d.public_key === body.public_key)) {
+        throw new ValidationError('claim', [{ path: 'public_key', message: 'a device with this key is already paired' }], { data: { reason: 'duplicate' } });
+      }
+      const device: Device = {
+        id: `dev_${sha256Hex(body.public_key).slice(0, 16)}`,
+        role: p.role,
+        label: body.label || p.label,
+        public_key: body.public_key,
+        paired_at: this.#core.now(),
+        revoked_at: null,
+      };
+      // Everything is built and checked before anything is written: the new state as the loader
+      // reads it back, and the receipt. A refusal here leaves the code, the file and the chain as
+      // they were.
+      const next = encodeState({ ...this.#core.state, devices: [...this.#core.state.devices, device] });
+      const receipt = this.#core.writer.draftReceipt('device.paired', { device });
+      this.#pairing.delete(p.code); // single use, consumed before the first await
+      // Crash order: the receipt, then the state. A crash between leaves a receipt for a pairing
+      // that never took effect (the device got no answer and pairs again), never a device whose
+      // approvals count without a receipt saying so.
+      await this.#core.writer.appendReceipt(receipt);
+      this.#core.writeState(next);
+      this.#core.log({ event: 'paired', role: device.role });
+      return { paired: true, device: publicDevice(device) };
+    });
+  }
+
+  devices(): Record<string, unknown>[] {
+    return this.#core.state.devices.map(publicDevice);
+  }
+
+  async revokeDevice(id: string): Promise<Record<string, unknown>> {
+    const outcome = await this.#core.stateLock.run(STATE_FILE, async () => {
+      const d = this.#core.state.devices.find((x) => x.id === id);
+      if (!d) throw new NotFoundError('device', id);
+      if (d.revoked_at !== null) return { id, revoked: true, revoked_at: d.revoked_at };
+      const revoked: Device = { ...d, revoked_at: this.#core.now() };
+      // Built and checked before anything is written (see pairClaim).
+      const next = encodeState({ ...this.#core.state, devices: this.#core.state.devices.map((x) => (x.id === id ? revoked : x)) });
+      const receipt = this.#core.writer.draftReceipt('device.revoked', { id, at: revoked.revoked_at });
+      // Crash order: the state, then the receipt (the reverse of pairing). A crash between leaves
+      // the device revoked without its receipt (authority lost, never kept), rather than a receipt
+      // for a revocation that the next start would not apply. No await until the receipt is chained.
+      this.#core.writeState(next);
+      await this.#core.writer.appendReceipt(receipt);
+      this.#core.log({ event: 'revoked' });
+      return { id, revoked: true, revoked_at: revoked.revoked_at };
+    });
+    // Committed (or a repeat, so an operator can retry signers that missed it): every signer learns
+    // it now, outside the state lock; one that misses it learns it before it is next asked to sign.
+    return { ...outcome, signers: await this.#restrictions.pushRestrictions() };
+  }
+}

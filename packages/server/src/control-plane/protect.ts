@@ -1,0 +1,97 @@
+/**
+ * @module control-plane/protect
+ * The protections' inputs and the guards: what the control plane reads from the ledger and its
+ * state (known destinations, burned keys, code at addresses, compliance clearance, attestations)
+ * for the guards and the policy, GET /intent/{id}/protect, and the guard run execute does before it
+ * asks the signers (the signer runs the same guards on what it is sent).
+ */
+import {
+  InternalError,
+  MAX_STATEMENTS,
+  runIntentGuards,
+  sameAddress,
+  verifyStatements,
+  type ChainDriver,
+  type Finding,
+  type GuardReport,
+  type PolicySet,
+  type ProtectInputs,
+  type SignedStatement,
+  type StatementVerdict,
+  type WalletDescriptor,
+} from '@vault/sdk';
+import type { Core } from './core.js';
+import type { IntentRecord } from './store.js';
+
+export class Protections {
+  readonly #core: Core;
+
+  constructor(core: Core) {
+    this.#core = core;
+  }
+
+  /**
+   * The state file's attestations of the wallet and clearances of the destination, verified by the
+   * SDK function each signer runs on the statements it is sent: the two services decide
+   * attestation_valid and compliance_cleared the same way, from signatures, never from a list.
+   */
+  statements(policy: PolicySet, intent: { wallet: string; destination: string }): StatementVerdict {
+    const state = this.#core.state;
+    const candidates = [
+      ...state.attestation.attestations.filter((a) => a.wallet === intent.wallet),
+      ...state.compliance.clearances.filter((c) => sameAddress(c.destination, intent.destination)),
+    ];
+    return verifyStatements(candidates, { policy, wallet: intent.wallet, chain: this.#core.wallet(intent.wallet).chain, destination: intent.destination, now: this.#core.now() });
+  }
+
+  async protectInputs(record: IntentRecord, wallet: WalletDescriptor, driver: ChainDriver): Promise<ProtectInputs> {
+    const facts = await driver.fetchProtectInputs(record.intent, wallet);
+    const policy = this.#core.policy(wallet.wallet);
+    const known = new Set([...this.#core.state.known_destinations, ...this.#core.store.knownFor(wallet.wallet)]);
+    const statements = this.statements(policy, record.intent);
+    return {
+      known_destinations: [...known].slice(0, 10000),
+      burned: [...this.#core.state.burned],
+      evm_code: facts.evm_code,
+      token_owner_burned: facts.token_owner_burned,
+      onchain_symbol: facts.onchain_symbol,
+      compliance_cleared: statements.compliance_cleared,
+      attestation_valid: statements.attestation_valid,
+      statements: evidence(statements.valid),
+    };
+  }
+
+  guards(record: IntentRecord, wallet: WalletDescriptor, driver: ChainDriver, protect: ProtectInputs): GuardReport {
+    // The signer runs the same function on the same facts before it signs.
+    return runIntentGuards({ intent: record.intent, wallet, protect, driver, registry: this.#core.state.assets });
+  }
+
+  /** GET /intent/{id}/protect: the guards on live chain inputs, without executing. */
+  async protect(id: string): Promise<{ intentId: string; blocked: boolean; findings: Finding[] }> {
+    const record = this.#core.writer.get(id);
+    const wallet = this.#core.wallet(record.intent.wallet);
+    const driver = this.#core.driverFor(wallet);
+    let protect: ProtectInputs;
+    try {
+      protect = await this.protectInputs(record, wallet, driver);
+    } catch (e) {
+      throw new InternalError('protections: the ledger could not be read', { cause: e, data: { stage: 'protections', reason: 'ledger_unreachable' } });
+    }
+    const report = this.guards(record, wallet, driver, protect);
+    return { intentId: id, blocked: report.blocked, findings: report.findings };
+  }
+}
+
+/**
+ * The statements a SignRequest carries: per kind and signing key the one that stays valid longest
+ * (one per key meets every rule that names the key), at most MAX_STATEMENTS.
+ */
+function evidence(valid: readonly SignedStatement[]): SignedStatement[] {
+  const best = new Map<string, SignedStatement>();
+  for (const s of valid) {
+    const key = `${s.kind}:${s.kind === 'attestation' ? s.attester : s.clearer}`;
+    const held = best.get(key);
+    if (held === undefined || s.expires_at > held.expires_at) best.set(key, s);
+  }
+  return [...best.values()].slice(0, MAX_STATEMENTS);
+}

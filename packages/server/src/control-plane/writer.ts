@@ -1,0 +1,136 @@
+/**
+ * @module control-plane/writer
+ * The control plane's one writer of intent records and receipts. It holds the head of the receipt
+ * chain, hands each write to the store (group-committed, durable before it resolves), keeps the
+ * cap history in step, and stops every write once one has failed or the log did not match its
+ * anchor at start-up: later receipts may already chain onto a lost one in memory, so writing on
+ * would fork the chain.
+ */
+import { InternalError, NotFoundError, verifyReceiptChain, type ReceiptRecord } from '@vault/sdk';
+import { HistoryCache } from './history.js';
+import type { ReceiptSigner } from './secrets.js';
+import { assertTransition } from './status.js';
+import type { IntentRecord, IntentStore } from './store.js';
+
+export class Writer {
+  readonly #store: IntentStore;
+  readonly #signer: ReceiptSigner;
+  readonly #now: () => number;
+  readonly #log: (event: Record<string, unknown>) => void;
+  #head: { seq: number; hash: string } | null;
+  /** Records whose writes are queued but not yet committed (the store does not show them yet). */
+  readonly #pending = new Map<string, IntentRecord>();
+  #broken = false;
+  /** What velocity caps and agent budgets count, in step with every write. */
+  readonly history: HistoryCache;
+  /** Whether the receipt log's tail matched its anchored head and length at start-up. */
+  readonly anchorOk: boolean;
+
+  constructor(store: IntentStore, signer: ReceiptSigner, now: () => number, log: (event: Record<string, unknown>) => void) {
+    this.#store = store;
+    this.#signer = signer;
+    this.#now = now;
+    this.#log = log;
+    this.history = new HistoryCache(store, () => this.#pending.values());
+    const last = store.lastReceipt();
+    this.#head = last ? { seq: last.seq, hash: last.hash } : null;
+    // The head and length anchored beside the log must match its last record: a truncated or
+    // rewritten tail is reported at once (and /ledger/verify fails until an operator looks).
+    const meta = store.getMeta();
+    this.anchorOk = meta.head === this.head && meta.receipts === this.receiptCount;
+    if (!this.anchorOk) {
+      // Writing on would re-anchor a damaged log and hide the damage: serve reads, refuse writes.
+      log({ event: 'receipt_anchor_mismatch', head: this.head, receipts: this.receiptCount });
+      this.#broken = true;
+    }
+  }
+
+  get head(): string {
+    return this.#head?.hash ?? '0'.repeat(64);
+  }
+
+  get receiptCount(): number {
+    return this.#head ? this.#head.seq + 1 : 0;
+  }
+
+  /** The intent as last written (a write in flight included). */
+  get(id: string): IntentRecord {
+    const r = this.#pending.get(id) ?? this.#store.get(id);
+    if (!r) throw new NotFoundError('intent', id);
+    return r;
+  }
+
+  /** The intent as last written, or undefined. */
+  find(id: string): IntentRecord | undefined {
+    return this.#pending.get(id) ?? this.#store.get(id);
+  }
+
+  /** The next receipt, chained at once: commit it with its record before anything else is chained. */
+  receipt(kind: string, body: unknown, intentId?: string): ReceiptRecord {
+    const r = this.#signer.next(this.#head, { at: this.#now(), kind, body, ...(intentId ? { intentId } : {}) });
+    this.#head = { seq: r.seq, hash: r.hash };
+    return r;
+  }
+
+  /** Writes a record with its receipt (group-committed by the store); if the commit fails, every later write is refused. */
+  async commit(before: IntentRecord | null, record: IntentRecord, receipt: ReceiptRecord | null, extra: { isNew?: boolean; known?: [string, string] } = {}): Promise<void> {
+    this.assertWritable();
+    try {
+      // The backstop of the lifecycle table (callers build the record with transition()).
+      assertTransition(before?.status ?? null, record.status, record.intentId);
+    } catch (e) {
+      // The receipt was chained in memory (no await since): take it off, so the chain on disk
+      // and in memory stay one.
+      if (receipt && this.#head?.hash === receipt.hash) this.#head = receipt.seq === 0 ? null : { seq: receipt.seq - 1, hash: receipt.prev };
+      throw e;
+    }
+    this.#pending.set(record.intentId, record);
+    this.history.update(before, record);
+    try {
+      await this.#store.write(record, receipt, extra);
+    } catch (e) {
+      // Later receipts may already chain onto this one in memory: stop writing rather than fork
+      // the chain. A restart reloads the head from what is on disk.
+      this.#broken = true;
+      this.#log({ event: 'store_failed', error: e instanceof Error ? e.name : 'unknown' });
+      throw new InternalError('store: write failed', { cause: e });
+    } finally {
+      if (this.#pending.get(record.intentId) === record) this.#pending.delete(record.intentId);
+    }
+  }
+
+  assertWritable(): void {
+    if (this.#broken) throw new InternalError('store: writes are stopped (an earlier write failed, or the receipt log does not match its anchor); see /health');
+  }
+
+  /**
+   * The next receipt, built (and so validated: canonical JSON refuses what it cannot hash) without
+   * taking its place in the chain. Append it before anything else is chained: no await between.
+   */
+  draftReceipt(kind: string, body: unknown): ReceiptRecord {
+    this.assertWritable();
+    return this.#signer.next(this.#head, { at: this.#now(), kind, body });
+  }
+
+  /** Chains a drafted receipt and waits until it is on disk. */
+  async appendReceipt(r: ReceiptRecord): Promise<void> {
+    this.assertWritable();
+    if (r.seq !== this.receiptCount || r.prev !== this.head) throw new InternalError('receipt drafted on a stale head');
+    this.#head = { seq: r.seq, hash: r.hash };
+    try {
+      await this.#store.appendReceipt(r);
+    } catch (e) {
+      this.#broken = true;
+      throw new InternalError('store: write failed', { cause: e });
+    }
+  }
+
+  verifyLedger(): { verified: boolean; receipts: number; head: string; signerPublicKey: string; problem?: string; message?: string } {
+    const records = [...this.#store.allReceipts()];
+    const meta = this.#store.getMeta();
+    const check = verifyReceiptChain(records, this.#signer.publicKeyHex, { head: meta.head, length: meta.receipts });
+    return check.verified
+      ? { verified: true, receipts: check.receipts, head: check.head, signerPublicKey: this.#signer.publicKeyHex }
+      : { verified: false, receipts: check.receipts, head: check.head, signerPublicKey: this.#signer.publicKeyHex, problem: check.problem, message: check.message };
+  }
+}
