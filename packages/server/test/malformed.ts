@@ -101,3 +101,14 @@ export async function serveForProbe(app: Hono): Promise<{ post(path: string, bod
     close: () => server.close(),
   };
 }
+
+/** One valid operation of each kind, with every optional field set (the shapes both services parse). */
+export const EVERY_OPERATION = [
+  { op: 'transfer' },
+  { op: 'issue' },
+  { op: 'authorize_holder', revoke: true },
+  { op: 'clawback' },
+  { op: 'mpt_create', asset_scale: 2, flags: 0x22, maximum_amount: '1000000', transfer_fee: 100, metadata_hex: 'ab' },
+  { op: 'account_flags', set: 8, clear: 6 },
+  { op: 'contract_call', data_hex: '0xa9059cbb' },
+] as const;

@@ -8,7 +8,7 @@ import { APPROVAL_CLOCK_SKEW_SECONDS, canonicalize, generateEd25519KeyPair, sign
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createControlPlaneApp } from '../../src/control-plane/app.js';
-import { judge, pathsOf, replaced, replacement, serveForProbe, type Path } from '../malformed.js';
+import { EVERY_OPERATION, judge, pathsOf, replaced, replacement, serveForProbe, type Path } from '../malformed.js';
 import { PASSPHRASE, setup, type Harness } from './helpers.js';
 
 // Real fsync and scrypt on a shared 2-core machine: allow for slow moments.
@@ -152,15 +152,7 @@ describe('attack: HTTP 500 on malformed input (finding 4)', () => {
 });
 
 describe('property: no request body of the control plane answers 500, whatever one field holds', () => {
-  const OPERATIONS = [
-    { op: 'transfer' },
-    { op: 'issue' },
-    { op: 'authorize_holder', revoke: true },
-    { op: 'clawback' },
-    { op: 'mpt_create', asset_scale: 2, flags: 0x22, maximum_amount: '1000000', transfer_fee: 100, metadata_hex: 'ab' },
-    { op: 'account_flags', set: 8, clear: 6 },
-    { op: 'contract_call', data_hex: '0xa9059cbb' },
-  ];
+  const OPERATIONS = EVERY_OPERATION;
 
   /** A full IntentRequest with every optional field, for one operation. */
   const fullIntent = (operation: Record<string, unknown>) => ({

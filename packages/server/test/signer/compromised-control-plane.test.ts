@@ -31,7 +31,7 @@ import { createKey, SoftwareKeystore } from '../../src/signer/keystore.js';
 import { verifyAndSign, type SignOutcome, type SignerDeps } from '../../src/signer/sign.js';
 import { SignerState } from '../../src/signer/state.js';
 import { parseTrust, type TrustFile } from '../../src/signer/trust.js';
-import { approver, basePolicy, CLEARER, clearanceFor, makeWorld, PASSPHRASE, T0, tempDir, TEST_KDF, UNKNOWN_DEST, type World } from './helpers.js';
+import { approver, basePolicy, CLEARER, clearanceFor, countingSigner, makeWorld, PASSPHRASE, T0, tempDir, TEST_KDF, UNKNOWN_DEST, type World } from './helpers.js';
 
 const MALLORY = approver('mallory', 9);
 const ATTESTER = approver('attester', 8);
@@ -205,16 +205,7 @@ describe('chain facts (EVM devnet)', () => {
     devnet = await startEvmDevnet();
     driver = createEvmSafeDriver({ chains: { [devnet.chain]: { rpcUrl: devnet.rpcUrl, pollingInterval: 50, tokens: [devnet.token.address] } } });
     const inner = createEvmSafeSigner({ chains: [devnet.chain] });
-    const chainSigner: ChainSigner = {
-      name: inner.name,
-      family: inner.family,
-      chains: inner.chains,
-      deriveAddress: (c, pk, curve) => inner.deriveAddress(c, pk, curve),
-      signPayload: async (built, key, address) => {
-        signed.push(built.digest);
-        return inner.signPayload(built, key, address);
-      },
-    };
+    const chainSigner = countingSigner(inner, signed);
     const owners = devnet.safe.owners;
     wallet = {
       wallet: 'treasury-evm',

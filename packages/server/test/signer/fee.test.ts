@@ -34,7 +34,7 @@ import { createKey, generateSecret, SoftwareKeystore } from '../../src/signer/ke
 import { verifyAndSign, type SignerDeps, type SignOutcome } from '../../src/signer/sign.js';
 import { SignerState } from '../../src/signer/state.js';
 import { parseTrust, type TrustFile } from '../../src/signer/trust.js';
-import { makeWorld, PASSPHRASE, T0, TEST_KDF, tempDir } from './helpers.js';
+import { countingSigner, makeWorld, PASSPHRASE, T0, TEST_KDF, tempDir } from './helpers.js';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -172,16 +172,7 @@ async function signerFor(c: Chain, maxFee?: number | string): Promise<Signer> {
     rmSync(root, { recursive: true, force: true });
   });
   const signed: string[] = [];
-  const counting: ChainSigner = {
-    name: c.signer.name,
-    family: c.signer.family,
-    chains: c.signer.chains,
-    deriveAddress: (chain, publicKey, curve) => c.signer.deriveAddress(chain, publicKey, curve),
-    signPayload: async (built, key, address) => {
-      signed.push(built.digest);
-      return c.signer.signPayload(built, key, address);
-    },
-  };
+  const counting = countingSigner(c.signer, signed);
   const deps: SignerDeps = {
     now: () => T0,
     drivers: new DriverRegistry<ChainDriver>([c.driver]),

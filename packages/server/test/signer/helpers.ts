@@ -83,6 +83,20 @@ export function basePolicy(walletId: string, extra: PolicySet['rules'] = []): Po
   };
 }
 
+/** `inner`, noting in `signed` the digest of every payload it is asked to sign (what a test counts). */
+export function countingSigner(inner: ChainSigner, signed: string[]): ChainSigner {
+  return {
+    name: inner.name,
+    family: inner.family,
+    chains: inner.chains,
+    deriveAddress: (chain, publicKey, curve) => inner.deriveAddress(chain, publicKey, curve),
+    signPayload: async (built, key, address) => {
+      signed.push(built.digest);
+      return inner.signPayload(built, key, address);
+    },
+  };
+}
+
 export interface World {
   ledger: MemoryLedger;
   mw: MemoryWallet;
@@ -123,16 +137,7 @@ export async function makeWorld(options: { diskState?: boolean; policy?: (wallet
   const driver = options.payloadFate === false ? withoutPayloadFate(base) : base;
   const inner = createMemorySigner();
   const signedDigests: string[] = [];
-  const chainSigner: ChainSigner = {
-    name: inner.name,
-    family: inner.family,
-    chains: inner.chains,
-    deriveAddress: (c, pk, curve) => inner.deriveAddress(c, pk, curve),
-    signPayload: async (built, key, address) => {
-      signedDigests.push(built.digest);
-      return inner.signPayload(built, key, address);
-    },
-  };
+  const chainSigner = countingSigner(inner, signedDigests);
   const approvers = [approver('alice', 1), approver('bob', 2), approver('carol', 3)];
   const policy = (options.policy ?? basePolicy)(wallet.wallet);
   const trustFile: TrustFile = {
