@@ -82,6 +82,28 @@ describe('the local vault launcher, as a new user meets it', () => {
     }
   }, 120_000);
 
+  it('POST /intent refuses an EVM address on the XRPL wallet at creation (400 naming destination), not `allowed`', async () => {
+    const [, base, unlockBody] = /TOKEN=\$\(curl -s -X POST (\S+)\/session\/unlock .* -d '([^']+)' \| node -pe/.exec(out.stdout);
+    const { token } = await (await fetch(`${base}/session/unlock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: unlockBody })).json();
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const post = async (destination) => {
+      const r = await fetch(`${base}/intent`, { method: 'POST', headers, body: JSON.stringify({ wallet: 'ops-xrpl', destination, amount: '1000000' }) });
+      return { status: r.status, body: await r.json() };
+    };
+    const evm = await post('0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC');
+    expect(evm.status).toBe(400);
+    expect(evm.body.error.data.path).toBe('destination');
+    expect(evm.body.error.message).toContain('not an address on xrpl:local');
+    // The ledger-free half of network_separation at creation too: a mainnet X-address on a test network.
+    const mainnet = await post('XVLhHMPHU98es4dbozjVtdWzVrDjtV5fdx1mHp98tDMoQXb');
+    expect(mainnet.status).toBe(400);
+    expect(mainnet.body.error.data.path).toBe('destination');
+    expect(mainnet.body.error.message).toContain('mainnet');
+    // Nothing was created for either.
+    const intents = await (await fetch(`${base}/intents?limit=1000`, { headers })).json();
+    expect(JSON.stringify(intents)).not.toContain('0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC');
+  });
+
   it("each process's log is a file in the working directory, and the banner says where", () => {
     const logs = join(dir, 'logs');
     expect(out.stdout).toContain(`in ${logs}`);
