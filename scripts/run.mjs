@@ -13,11 +13,13 @@
  * pnpm: the one on PATH if it is exactly PNPM_VERSION, else `npm exec --yes pnpm@PNPM_VERSION --`.
  * Install: `pnpm install --frozen-lockfile` when node_modules is missing or the lockfile (or a
  * workspace manifest) is newer than node_modules/.modules.yaml; always when CI=true.
+ * Build: outside CI, only the packages whose inputs changed since their last successful build, and
+ * the packages that depend on them (see `build` below); CI=true builds everything.
  * Test counts: every package whose `test` script passes `--outputFile[.json]=<file>` to vitest gets
  * that JSON report read and summed; the last line printed is `tests: N passed, M failed[, K skipped]`.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -188,7 +190,118 @@ function jsonReportOf(pkg) {
 // ---------------------------------------------------------------------------------------------
 // steps
 
-const build = () => pnpm('build', ['-r', 'run', 'build']);
+/** Workspace packages with a build script, read from their manifests (no pnpm start-up cost), dependencies first. */
+function buildablePackages() {
+  const all = manifests()
+    .filter((f) => resolve(dirname(f)) !== ROOT)
+    .map((file) => {
+      const m = JSON.parse(readFileSync(file, 'utf8'));
+      const deps = Object.keys({ ...m.dependencies, ...m.devDependencies, ...m.peerDependencies, ...m.optionalDependencies });
+      return { name: m.name, dir: dirname(file), manifest: m, deps };
+    });
+  const byName = new Map(all.map((p) => [p.name, p]));
+  const sorted = [];
+  const seen = new Set();
+  const visit = (p) => {
+    if (seen.has(p.name)) return;
+    seen.add(p.name);
+    for (const d of p.deps) if (byName.has(d)) visit(byName.get(d));
+    sorted.push(p);
+  };
+  for (const p of all) visit(p);
+  return sorted
+    .filter((p) => typeof p.manifest.scripts?.build === 'string')
+    .map((p) => ({ ...p, deps: p.deps.filter((d) => byName.has(d)) }));
+}
+
+/** Newest mtime under `path` (a file or a directory, recursively); 0 if absent. */
+function newestMtime(path) {
+  if (!existsSync(path)) return 0;
+  const st = statSync(path);
+  if (!st.isDirectory()) return st.mtimeMs;
+  let newest = st.mtimeMs; // a deleted file shows only as its directory's mtime
+  for (const d of readdirSync(path, { withFileTypes: true })) {
+    if (d.name === 'node_modules') continue;
+    newest = Math.max(newest, newestMtime(join(path, d.name)));
+  }
+  return newest;
+}
+
+/** Every file a package's exports map and bin point at (what a dependant loads). */
+function builtFiles(p) {
+  const out = [];
+  const walk = (v) => {
+    if (typeof v === 'string') out.push(v);
+    else if (v && typeof v === 'object') for (const x of Object.values(v)) walk(x);
+  };
+  walk(p.manifest.exports);
+  walk(p.manifest.bin);
+  if (typeof p.manifest.main === 'string') out.push(p.manifest.main);
+  return out.filter((f) => !f.includes('*')).map((f) => join(p.dir, f));
+}
+
+// Written after a package builds successfully, holding when that build started: a build that fails
+// half-way (tsup writes JS before the declarations) leaves no stamp, so the next run builds again.
+const stampOf = (p) => join(p.dir, 'node_modules', '.cache', 'vault-build-stamp.json');
+const SHARED_BUILD_INPUTS = [join(ROOT, 'tsconfig.base.json'), join(ROOT, 'config'), join(ROOT, 'pnpm-lock.yaml')];
+
+/** Why `p` must be built (a sentence), or null when its last successful build is newer than every input. */
+function staleReason(p, rebuilt) {
+  const dep = p.deps.find((d) => rebuilt.has(d));
+  if (dep) return `${dep} is rebuilt`;
+  let stamp;
+  try {
+    stamp = JSON.parse(readFileSync(stampOf(p), 'utf8')).started_ms;
+  } catch {
+    return 'no record of a successful build';
+  }
+  if (typeof stamp !== 'number') return 'no record of a successful build';
+  const missing = builtFiles(p).find((f) => !existsSync(f));
+  if (missing) return `${relative(p.dir, missing)} is missing`;
+  const inputs = [
+    join(p.dir, 'src'),
+    join(p.dir, 'package.json'),
+    join(p.dir, 'tsconfig.json'),
+    ...readdirSync(p.dir).filter((f) => /^tsup\.config\.[cm]?[jt]s$/.test(f)).map((f) => join(p.dir, f)),
+    ...SHARED_BUILD_INPUTS,
+  ];
+  const changed = inputs.find((f) => newestMtime(f) > stamp);
+  return changed ? `${relative(ROOT, changed)} changed since the last build` : null;
+}
+
+/**
+ * Builds the workspace. Outside CI only what changed since the last successful build: a package
+ * whose inputs (src/, package.json, tsconfig, tsup config, the shared build config, the lockfile)
+ * are all older than its last build, and none of whose workspace dependencies is rebuilt, is
+ * skipped. CI=true builds everything fresh.
+ */
+async function build() {
+  if (IS_CI) {
+    await pnpm('build', ['-r', 'run', 'build']);
+    return;
+  }
+  const packages = buildablePackages();
+  const rebuilt = new Set();
+  const stale = [];
+  for (const p of packages) {
+    const reason = staleReason(p, rebuilt);
+    if (reason === null) continue;
+    rebuilt.add(p.name);
+    stale.push(p);
+    console.log(`[run] build ${p.name}: ${reason}`);
+  }
+  if (stale.length === 0) {
+    console.log(`[run] build: all ${packages.length} packages are up to date (delete a package's dist/ to force a build)`);
+    return;
+  }
+  // Taken before the build starts: a file saved during the build makes the next run build again.
+  const started = Date.now();
+  await pnpm('build', ['-r', ...stale.flatMap((p) => ['--filter', p.name]), 'run', 'build']);
+  for (const p of stale) {
+    mkdirSync(dirname(stampOf(p)), { recursive: true });
+    writeFileSync(stampOf(p), `${JSON.stringify({ started_ms: started })}\n`);
+  }
+}
 
 async function checkPackages() {
   const targets = workspacePackages().filter((p) => !p.private && p.scripts.build);

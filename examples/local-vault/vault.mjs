@@ -17,7 +17,11 @@
  * does not behave as described (see WALKTHROUGH below).
  *
  * Imported (not run), it starts nothing: tests take `setUp`, `startControlPlane` and `stopAll` from
- * it (test/crash.test.mjs kills the control plane it starts and restarts it on the same state).
+ * it (test/crash.test.mjs kills the control plane it starts and restarts it on the same state), and
+ * `expectExit` to kill a process without the launcher reporting its exit.
+ *
+ * Each process's output goes to a file in `<dir>/logs/`; one that exits while the vault runs, and
+ * was not stopped on purpose, is reported on stderr with its last lines and its log's path.
  */
 import {
   createControlPlaneClient,
@@ -37,10 +41,10 @@ import { createSigner as createStellarSigner } from '@vault/driver-stellar';
 import { readStateFile, writeStateFile } from '@vault/server/control-plane';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, createWriteStream, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
@@ -69,8 +73,22 @@ const TIMELOCK_SECONDS = 5;
 const children = [];
 const closers = [];
 let stopping = false;
+/** `<working directory>/logs`: one file per process this launcher runs (setUp sets it). */
+let logDir;
 
 const say = (line = '') => process.stdout.write(`${line}\n`);
+/** `signer a` -> `<logDir>/signer-a.log`. */
+const logPathOf = (name) => join(logDir, `${name.replace(/\s+/g, '-')}.log`);
+/** How many of a process's last output lines a report of its exit repeats. */
+const TAIL_LINES = 15;
+
+/**
+ * Marks a child that is being stopped on purpose (the walkthrough's signer kills, a test's kill of
+ * the control plane it started): its exit is not reported.
+ */
+export const expectExit = (child) => {
+  child.vaultExpectedExit = true;
+};
 
 export async function stopAll() {
   if (stopping) return;
@@ -80,27 +98,64 @@ export async function stopAll() {
   for (const close of closers.reverse()) await close().catch(() => undefined);
 }
 
-/** Runs a CLI to completion; resolves with its stdout, rejects with its stderr. */
-function run(script, argv, env = {}) {
+/** Runs a CLI to completion (its output also goes to `<logDir>/<name>.log`); resolves with its stdout, rejects with its stderr. */
+function run(name, script, argv, env = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [script, ...argv], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (err += d));
-    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${script.split('/').slice(-2).join('/')} ${argv[0]} exited ${code}: ${err.trim()}`))));
+    child.on('close', (code) => {
+      if (logDir) appendFileSync(logPathOf(name), `${out}${err}`, { mode: 0o600 });
+      if (code === 0) resolve(out);
+      else reject(new Error(`${name} (${script.split('/').slice(-2).join('/')} ${argv[0]}) exited ${code}: ${err.trim()}${logDir ? ` (log: ${logPathOf(name)})` : ''}`));
+    });
   });
 }
 
-/** Starts a long-running CLI and resolves with the first JSON line it prints. */
+/** Tells the user that a process it relies on stopped, what it said last and where its whole log is. */
+function reportExit(name, child, code, signal, tail) {
+  const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
+  process.stderr.write(
+    `\nvault: ${name} (pid ${child.pid}) ${how}; the vault keeps running without it.\n` +
+      (tail.length ? `  its last output:\n${tail.map((l) => `    ${l}`).join('\n')}\n` : '') +
+      (logDir ? `  its whole log: ${logPathOf(name)}\n` : ''),
+  );
+}
+
+/**
+ * Starts a long-running CLI and resolves with the first JSON line it prints that `match`es. All it
+ * writes (stdout and stderr) goes on to `<logDir>/<name>.log` for as long as it runs (a restart
+ * appends); if it exits after start-up, and this launcher did not stop it, the exit is reported
+ * with its last lines and the log's path.
+ */
 function start(name, script, argv, env, match) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [script, ...argv], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(child);
+    if (logDir) {
+      const log = createWriteStream(logPathOf(name), { flags: 'a', mode: 0o600 });
+      log.write(`--- ${new Date().toISOString()} started ${name}, pid ${child.pid}\n`);
+      child.stdout.pipe(log, { end: false });
+      child.stderr.pipe(log, { end: false });
+      child.once('close', () => log.end());
+      child.vaultLog = logPathOf(name);
+    }
+    let ready = false;
     let buf = '';
-    let err = '';
-    child.stderr.on('data', (d) => (err += d));
+    // The last lines it wrote (both streams), bounded: what a report of its exit repeats.
+    const tail = [];
+    let partial = '';
+    const keep = (d) => {
+      const lines = (partial + d).split('\n');
+      partial = lines.pop().slice(-2000);
+      for (const l of lines) if (tail.push(l.slice(0, 2000)) > TAIL_LINES) tail.shift();
+    };
+    child.stderr.on('data', keep);
     child.stdout.on('data', (d) => {
+      keep(d);
+      if (ready) return;
       buf += d;
       let i;
       while ((i = buf.indexOf('\n')) >= 0) {
@@ -108,13 +163,22 @@ function start(name, script, argv, env, match) {
         buf = buf.slice(i + 1);
         try {
           const j = JSON.parse(line);
-          if (match(j)) resolve({ child, line: j });
+          if (!ready && match(j)) {
+            ready = true;
+            buf = '';
+            resolve({ child, line: j });
+          }
         } catch {
           // not a JSON line
         }
       }
     });
-    child.once('exit', (code) => reject(new Error(`${name} exited ${code} before it was ready: ${err.trim()}`)));
+    // 'close' (not 'exit'): by then every line it wrote has been read.
+    child.once('close', (code, signal) => {
+      if (partial) tail.push(partial);
+      if (!ready) reject(new Error(`${name} exited ${code ?? signal} before it was ready: ${tail.join('\n').trim()}${logDir ? ` (log: ${logPathOf(name)})` : ''}`));
+      else if (!stopping && !child.vaultExpectedExit) reportExit(name, child, code, signal, tail.slice(-TAIL_LINES));
+    });
   });
 }
 
@@ -132,7 +196,9 @@ export async function startControlPlane(cpDir, port, env) {
 export async function setUp({ dir: where, port = '7331', kdfLog2 = '15' } = {}) {
   const dir = where ?? mkdtempSync(join(tmpdir(), 'vault-local-'));
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  say(`vault: working directory ${dir}`);
+  logDir = join(dir, 'logs');
+  mkdirSync(logDir, { recursive: true, mode: 0o700 });
+  say(`vault: working directory ${dir}; each process's log in ${logDir}`);
 
   // 1. Devnets (in this process; anvil is its own process).
   const xrpl = await startXrplDevnet({ port: 0, networkId: 21337, closeIntervalMs: 1000 });
@@ -154,29 +220,32 @@ export async function setUp({ dir: where, port = '7331', kdfLog2 = '15' } = {}) 
   const device = generateEd25519KeyPair();
   const deviceId = `dev_${sha256Hex(device.publicKeyHex).slice(0, 16)}`;
 
-  // 3. Three signers, each with an ed25519 key (XRPL, Stellar) and a secp256k1 key (EVM).
-  const signers = [];
-  for (const name of ['a', 'b', 'c']) {
+  // 3. The control plane's state directory, made while the signers' keys are (below).
+  const cpDir = join(dir, 'control-plane');
+  const operatorPassphrase = secret();
+  const cpInit = run('control-plane-init', CLI.controlPlane, ['init', '--state-dir', cpDir], { VAULT_OPERATOR_PASSPHRASE: operatorPassphrase });
+
+  // 4. Three signers, each with an ed25519 key (XRPL, Stellar) and a secp256k1 key (EVM).
+  // The three run side by side (each keygen is a process of its own, mostly start-up time): a
+  // second `npm start` is up sooner. One signer's two keys are made in turn: one keystore directory.
+  const signers = await Promise.all(['a', 'b', 'c'].map(async (name) => {
     const home = join(dir, `signer-${name}`);
     mkdirSync(home, { recursive: true, mode: 0o700 });
     const env = { VAULT_SIGNER_PASSPHRASE: secret(), VAULT_SIGNER_TOKEN: secret() };
     const addresses = {};
     for (const curve of ['ed25519', 'secp256k1']) {
-      const out = JSON.parse(await run(CLI.signer, ['keygen', '--keystore', join(home, 'keys'), '--curve', curve, '--drivers', join(dir, 'drivers.json'), '--kdf-log2', String(kdfLog2)], env));
+      const out = JSON.parse(await run(`keygen-${name}`, CLI.signer, ['keygen', '--keystore', join(home, 'keys'), '--curve', curve, '--drivers', join(dir, 'drivers.json'), '--kdf-log2', String(kdfLog2)], env));
       for (const [chain, address] of Object.entries(out.addresses)) {
         if ((curve === 'secp256k1') === (chain === CHAIN.evm)) addresses[chain] = { address, curve };
       }
     }
     const trust = join(home, 'trust.json');
     writeFileSync(trust, JSON.stringify({ format: 'vault-signer-trust', version: 1, wallets: [], approvers: [{ id: deviceId, public_key: device.publicKeyHex, weight: 1 }], drivers }, null, 2), { mode: 0o600 });
-    signers.push({ name, home, env, addresses, trust });
-  }
+    return { name, home, env, addresses, trust };
+  }));
   say(`signers: ${signers.map((s) => `${s.name} (${Object.values(s.addresses).map((a) => a.address.slice(0, 8)).join(', ')})`).join('; ')}`);
 
-  // 4. The control plane's state directory.
-  const cpDir = join(dir, 'control-plane');
-  const operatorPassphrase = secret();
-  await run(CLI.controlPlane, ['init', '--state-dir', cpDir], { VAULT_OPERATOR_PASSPHRASE: operatorPassphrase });
+  await cpInit;
   const statePath = join(cpDir, 'state.json');
   writeStateFile(statePath, { ...readStateFile(statePath), drivers });
 
@@ -249,7 +318,7 @@ export async function setUp({ dir: where, port = '7331', kdfLog2 = '15' } = {}) 
   };
   const provisionFile = join(dir, 'provision.json');
   writeFileSync(provisionFile, JSON.stringify(provision, null, 2));
-  const provisioned = (await run(CLI.provision, ['provision', '--config', provisionFile])).trim().split('\n').map((l) => JSON.parse(l));
+  const provisioned = (await run('provision', CLI.provision, ['provision', '--config', provisionFile])).trim().split('\n').map((l) => JSON.parse(l));
   for (const p of provisioned) say(`provisioned ${p.wallet} on ${p.chain}: ${p.address} (${p.transactions.length} transactions, reconcile ${p.reconcile})`);
   const addressOf = Object.fromEntries(provisioned.map((p) => [p.wallet, p.address]));
 
@@ -257,12 +326,29 @@ export async function setUp({ dir: where, port = '7331', kdfLog2 = '15' } = {}) 
   const token = await evm.deployToken(addressOf[WALLET.evm]);
   await evm.setTokenBalance(token, addressOf[WALLET.evm], 1_000_000_000n);
 
+  // A funded account to send to on each ledger (the banner prints each with a ready-to-run request).
+  // A Stellar payment to an account that does not exist fails at the ledger (op_no_destination)
+  // after costing a fee; so the signers' own Stellar accounts, the addresses a user tries first, are
+  // funded too.
+  const friendbot = async (address) => {
+    const r = await fetch(`${stellar.url}${stellar.friendbotPath}?addr=${address}`);
+    if (!r.ok) throw new Error(`friendbot refused ${address}: ${r.status}`);
+    return address;
+  };
+  const stellarDriver = await createStellarSigner({ chains: [{ chain: CHAIN.stellar, horizonUrl: stellar.url, networkPassphrase: stellar.networkPassphrase }] });
+  const examples = {
+    xrpl: xrpl.faucet().address,
+    stellar: await friendbot(stellarDriver.deriveAddress(CHAIN.stellar, generateEd25519KeyPair().publicKey, 'ed25519')),
+    evm: evm.accounts.funded[0].address,
+  };
+  for (const s of signers) await friendbot(s.addresses[CHAIN.stellar].address);
+
   // 6. Signer services.
-  for (const s of signers) {
+  await Promise.all(signers.map(async (s) => {
     const { line } = await start(`signer ${s.name}`, CLI.signer, ['serve', '--keystore', join(s.home, 'keys'), '--trust', s.trust, '--state-dir', join(s.home, 'state'), '--port', '0'], s.env, (j) => typeof j.listening === 'string');
     s.url = line.listening;
     s.receiptPublicKey = line.receipt_public_key;
-  }
+  }));
 
   // 7. The control plane learns where each member address's signer is, then starts.
   const state = readStateFile(statePath);
@@ -279,7 +365,7 @@ export async function setUp({ dir: where, port = '7331', kdfLog2 = '15' } = {}) 
   const claimed = await cp.pairClaim({ code: code.code, public_key: device.publicKeyHex, signature: toHex(signEd25519(fromHex(code.challenge, 'challenge', 32), device.secretKey)), label: 'demo approver device' });
   if (claimed.device?.id !== deviceId) throw new Error(`paired device id ${claimed.device?.id} is not the expected ${deviceId}`);
 
-  return { dir, xrpl, stellar, evm, drivers, signers, device, deviceId, cp, cpUrl, cpChild, cpDir, cpEnv, operatorPassphrase, addressOf, token };
+  return { dir, logDir, xrpl, stellar, evm, drivers, signers, device, deviceId, cp, cpUrl, cpChild, cpDir, cpEnv, operatorPassphrase, addressOf, token, examples };
 }
 
 // ------------------------------------------------------------------ walkthrough
@@ -307,12 +393,7 @@ async function walkthrough(v) {
   const { cp, deviceId, device } = v;
   const now = () => Math.floor(Date.now() / 1000);
   const approve = (id) => cp.approveSigned(id, signApproval({ approver_id: deviceId, intent: id, verdict: 'approve', at: now(), strong_auth: true }, device.secretKey));
-  const xrplDest = v.xrpl.faucet().address;
-  const stellarDest = createStellarSigner({ chains: [{ chain: CHAIN.stellar, horizonUrl: v.stellar.url, networkPassphrase: v.stellar.networkPassphrase }] });
-  const stellarAddress = (await stellarDest).deriveAddress(CHAIN.stellar, generateEd25519KeyPair().publicKey, 'ed25519');
-  const funded = await fetch(`${v.stellar.url}${v.stellar.friendbotPath}?addr=${stellarAddress}`);
-  if (!funded.ok) throw new Error(`friendbot refused ${stellarAddress}`);
-  const evmDest = v.evm.accounts.funded[0].address;
+  const { xrpl: xrplDest, stellar: stellarAddress, evm: evmDest } = v.examples;
 
   const execute = async (label, request, { approveFirst = false } = {}) => {
     const created = await cp.createIntent(request);
@@ -387,6 +468,7 @@ async function walkthrough(v) {
   const killSigner = async (s, signal) => {
     const child = children.find((x) => x.spawnargs.includes(s.trust) && x.exitCode === null && x.signalCode === null);
     if (!child) return;
+    expectExit(child);
     const gone = new Promise((r) => child.once('exit', r));
     child.kill(signal);
     await gone;
@@ -480,6 +562,34 @@ async function walkthrough(v) {
 
 // ------------------------------------------------------------------ main
 
+/**
+ * A transfer per ledger to its funded example account, each under every approval threshold and
+ * timelock of the demo policies: created, it is `allowed`, and its execute confirms.
+ */
+function exampleRequests(examples) {
+  return [
+    { ledger: 'XRPL', what: '10 XRP', body: { wallet: WALLET.xrpl, destination: examples.xrpl, amount: '10000000', memo: 'first try' } },
+    { ledger: 'Stellar', what: '10 XLM', body: { wallet: WALLET.stellar, destination: examples.stellar, amount: '100000000', asset_decimals: 7 } },
+    { ledger: 'EVM', what: '0.5 ETH', body: { wallet: WALLET.evm, destination: examples.evm, amount: '500000000000000000', asset_decimals: 18 } },
+  ];
+}
+
+/** The banner's "Try" block: commands a user can paste as they are (POSIX shell, curl and node). */
+function tryIt(v) {
+  const auth = `-H "authorization: Bearer $TOKEN"`;
+  const json = `-H 'content-type: application/json'`;
+  return [
+    'Try (each line runs as it is in a POSIX shell):',
+    `  TOKEN=$(curl -s -X POST ${v.cpUrl}/session/unlock ${json} -d '{"passphrase":"${v.operatorPassphrase}"}' | node -pe 'JSON.parse(require("fs").readFileSync(0, "utf8")).token')`,
+    ...exampleRequests(v.examples).flatMap(({ ledger, what, body }) => [
+      `  # ${ledger}: ${what} to a funded account; the answer's intentId is what to execute`,
+      `  curl -s -X POST ${v.cpUrl}/intent ${auth} ${json} -d '${JSON.stringify(body)}'`,
+    ]),
+    `  curl -s -X POST ${v.cpUrl}/intent/<intentId>/execute ${auth}`,
+    `  more, with the same header: GET /wallets, GET /estate, GET /intents, GET /recovery/status, GET /ledger/verify`,
+  ].join('\n');
+}
+
 async function main() {
   const { values: args } = parseArgs({
     options: {
@@ -515,11 +625,12 @@ The local vault is up.
   wallets         ${Object.entries(v.addressOf).map(([w, a]) => `${w} ${a}`).join('\n                  ')}
   approver device ${v.deviceId} (key in memory of this process)
   files           ${v.dir}
+  logs            ${children.filter((c) => c.vaultLog).map((c) => `${basename(c.vaultLog)} (pid ${c.pid})`).join('  ')}
+                  in ${v.logDir}; a process that exits is reported here
   processes       ${JSON.stringify({ launcher: process.pid, anvil: v.evm.pid, children: children.map((c) => c.pid) })}
+  destinations    funded accounts to send to: ${Object.entries(v.examples).map(([ledger, a]) => `${ledger} ${a}`).join('  ')}
 
-Try:
-  curl -s -X POST ${v.cpUrl}/session/unlock -H 'content-type: application/json' -d '{"passphrase":"${v.operatorPassphrase}"}'
-  then, with "Authorization: Bearer <token>":  GET /wallets, GET /estate, POST /intent, GET /recovery/status, GET /ledger/verify`);
+${tryIt(v)}`);
     if (args.walkthrough) {
       await walkthrough(v);
       say(`\nwalkthrough: all ${stepNo} steps behaved as described`);

@@ -26,7 +26,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setUp, startControlPlane, stopAll } from '../vault.mjs';
+import { expectExit, setUp, startControlPlane, stopAll } from '../vault.mjs';
 
 const SEED = Number(process.env.VAULT_CRASH_SEED ?? 20);
 const ROUNDS = Number(process.env.VAULT_CRASH_ROUNDS ?? 4);
@@ -60,6 +60,7 @@ async function killControlPlane() {
   const child = cpChild;
   if (child.exitCode !== null || child.signalCode !== null) return;
   const gone = new Promise((r) => child.once('exit', r));
+  expectExit(child); // killed on purpose: the launcher does not report it
   process.kill(child.pid, 'SIGKILL');
   await gone;
 }

@@ -21,6 +21,18 @@ const caseless = {
     const lower = /^mem1[0-9a-fA-F]{40}$/.test(address) ? `mem1${address.slice(4).toLowerCase()}` : address;
     return memory.validateAddress(chain, lower);
   },
+  networkOf: () => null,
+};
+
+/**
+ * The memory driver with addresses that say their network, as an XRPL X-address does: `mem1f…`
+ * belongs to memory:faraway. Valid on every memory chain by format; of one network by encoding.
+ */
+const FARAWAY = 'memory:faraway';
+const FOREIGN = `mem1f${'cd'.repeat(19)}c`;
+const tagged = {
+  validateAddress: (chain: string, address: string): AddressCheck => memory.validateAddress(chain, address),
+  networkOf: (_chain: string, address: string): string | null => (address.startsWith('mem1f') ? FARAWAY : null),
 };
 
 const intent = (destination: string, extra: Record<string, unknown> = {}) => normalizeIntent({ wallet: 'w', destination, amount: '1', ...extra });
@@ -49,6 +61,21 @@ describe('normalizeDestination', () => {
       expect(e.code).toBe(4000);
     },
   );
+
+  it('attack: an address of another network by its own encoding (an X-address of mainnet on a testnet wallet) is refused at creation, naming destination and both networks', () => {
+    expect(tagged.validateAddress(CHAIN, FOREIGN).valid).toBe(true); // well-formed: only its network is wrong
+    const e = refusal(() => normalizeDestination(intent(FOREIGN), tagged, CHAIN));
+    expect(e.path).toBe('destination');
+    expect(e.issues[0]?.message).toBe(`${FOREIGN} belongs to ${FARAWAY}, but the wallet is on ${CHAIN}`);
+    // An address that names no network is judged by its format alone.
+    expect(normalizeDestination(intent(DEST), tagged, CHAIN).destination).toBe(DEST);
+  });
+
+  it('attack: an asset_issuer of another network is refused at creation, naming asset_issuer', () => {
+    const e = refusal(() => normalizeDestination(intent(DEST, { asset_issuer: FOREIGN }), tagged, CHAIN));
+    expect(e.path).toBe('asset_issuer');
+    expect(e.issues[0]?.message).toContain(`belongs to ${FARAWAY}`);
+  });
 
   it('a chain the driver does not serve is refused, not waved through', () => {
     expect(refusal(() => normalizeDestination(intent(DEST), memory, 'memory:other')).path).toBe('destination');

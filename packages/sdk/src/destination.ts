@@ -18,9 +18,13 @@ import type { NormalizedIntent } from './schemas/intent.js';
  * the chain (the network_separation guard demands it at execution too); for mpt_create and
  * account_flags, which act on the wallet itself, give the wallet's address.
  *
- * Throws a ValidationError naming `destination` when it is not an address of `chain`. Returns the
- * same object when nothing changes (the common case costs one driver call), else a new
- * normalised intent.
+ * Throws a ValidationError naming `destination` when it is not an address of `chain`: malformed
+ * for the chain (an EVM address on an XRPL wallet), or well-formed but of another network by its
+ * own encoding (`networkOf`: an XRPL X-address of mainnet on a testnet wallet). These are the
+ * ledger-free parts of the network_separation guard, refused at creation with the reason instead
+ * of an intent that only execute blocks. The same for an `asset_issuer` that is an address of the
+ * chain's family but of another network. Returns the same object when nothing changes (the common
+ * case costs two driver calls), else a new normalised intent.
  *
  * @example
  * const intent = normalizeDestination(normalizeIntent(body), driver, wallet.chain)
@@ -28,7 +32,7 @@ import type { NormalizedIntent } from './schemas/intent.js';
  */
 export function normalizeDestination(
   intent: NormalizedIntent,
-  driver: Pick<ChainDriver, 'validateAddress'>,
+  driver: Pick<ChainDriver, 'validateAddress' | 'networkOf'>,
   chain: string,
 ): NormalizedIntent {
   const n = normalizeIntent(intent);
@@ -36,13 +40,25 @@ export function normalizeDestination(
   if (!dest.valid) {
     throw new ValidationError('intent', [{ path: 'destination', message: `not an address on ${chain}: ${dest.reason}` }]);
   }
+  refuseForeignNetwork(driver, chain, n.destination, 'destination');
   let issuer = n.asset_issuer;
   if (issuer !== undefined) {
     const check = driver.validateAddress(chain, issuer);
-    if (check.valid) issuer = check.normalized;
+    if (check.valid) {
+      refuseForeignNetwork(driver, chain, issuer, 'asset_issuer');
+      issuer = check.normalized;
+    }
   }
   if (dest.normalized === n.destination && issuer === n.asset_issuer) return n;
   // Same members in the same order; validated again, so a driver's normalised form must itself
   // be a valid destination.
   return normalizeIntent({ ...n, destination: dest.normalized, ...(issuer !== undefined ? { asset_issuer: issuer } : {}) });
+}
+
+/** An address whose own encoding names another network than `chain` (same wording as the guard). */
+function refuseForeignNetwork(driver: Pick<ChainDriver, 'networkOf'>, chain: string, address: string, path: string): void {
+  const network = driver.networkOf(chain, address);
+  if (network !== null && network !== chain) {
+    throw new ValidationError('intent', [{ path, message: `${address} belongs to ${network}, but the wallet is on ${chain}` }]);
+  }
 }

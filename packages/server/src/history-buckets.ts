@@ -4,8 +4,8 @@
  * whatever the traffic in its window.
  *
  * Entries are grouped by what the SDK's spendInWindow filters on (asset, issuer, initiator,
- * operation) and, within a group, summed per second, per minute and per hour. An entry counts
- * for a window `w` at `now` exactly when `created_at > now - w` (whole seconds), so for a policy
+ * operation) and by whether they are executed or pending, and, within a group, summed per
+ * second, per minute and per hour. An entry counts for a window `w` at `now` exactly when `created_at > now - w` (whole seconds), so for a policy
  * whose windows are w1 < w2 < … the only thing that matters about an entry is which stretch
  * between consecutive edges `now - w` it falls in. `windowed()` hands evaluatePolicy one entry
  * per group and stretch, with that stretch's sum: the same totals for every rule as the raw
@@ -15,11 +15,14 @@
  * What never counts (the SDK's countsTowardCaps: denied, failed, not an outflow) is not kept.
  * Used by the control plane (over its store) and the signer (over its own signing history).
  */
-import { countsTowardCaps, type HistoryEntry } from '@vault/sdk';
+import { countsTowardCaps, EXECUTED_STATUSES, type HistoryEntry } from '@vault/sdk';
 
-/** What spendInWindow filters on, without the time. */
+/**
+ * What spendInWindow filters on, without the time, and whether the entry is executed or pending
+ * (spendInWindowByState tells the two apart, so a velocity-cap refusal can say which it counted).
+ */
 function groupKey(e: HistoryEntry): string {
-  return `${e.asset_symbol ?? ''}|${e.asset_issuer ?? ''}|${e.initiator}|${e.op}`;
+  return `${e.asset_symbol ?? ''}|${e.asset_issuer ?? ''}|${e.initiator}|${e.op}|${EXECUTED_STATUSES.has(e.status) ? 'executed' : 'pending'}`;
 }
 
 function bump(map: Map<number, bigint>, key: number, amount: bigint): void {
@@ -86,7 +89,8 @@ export class HistoryBuckets {
     const key = groupKey(e);
     let g = this.#groups.get(key);
     if (!g) {
-      g = { proto: { ...e, intentId: `agg:${key}`, status: 'allowed' }, sums: new TimeSums() };
+      // One status standing for the group's: executed or pending is all the rules read of it.
+      g = { proto: { ...e, intentId: `agg:${key}`, status: EXECUTED_STATUSES.has(e.status) ? 'confirmed' : 'allowed' }, sums: new TimeSums() };
       this.#groups.set(key, g);
     }
     g.sums.add(e.created_at, sign * BigInt(e.amount));

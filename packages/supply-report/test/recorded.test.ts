@@ -7,9 +7,12 @@
  *
  * Stellar, Solana and Polygon: no npm package publishes recorded Horizon, Solana RPC or eth_call
  * replies (checked: stellar-sdk, @stellar/stellar-sdk and @solana/web3.js tarballs ship no test
- * data), so these fixtures are WRITTEN BY HAND from the documented response shapes (Horizon's
- * /assets, /accounts and /operations resources; Solana's getTokenSupply, getAccountInfo jsonParsed,
- * getTransaction; JSON-RPC 2.0 batch replies of eth_call / eth_getCode). The figures are invented.
+ * data), so the "hand-written" cases are WRITTEN BY HAND from the documented response shapes
+ * (Horizon's /assets, /accounts and /operations resources; Solana's getTokenSupply, getAccountInfo
+ * jsonParsed, getTransaction; JSON-RPC 2.0 batch replies of eth_call / eth_getCode), with invented
+ * figures. The "recorded" cases read real replies from the shared fixtures folder
+ * (`../shared/fixtures` beside the clone, or $VAULT_KAT_FIXTURES; see its PROVENANCE.md), never
+ * copied into this repository; they are skipped when the folder is absent.
  */
 import { createRequire } from 'node:module';
 import { existsSync, readFileSync } from 'node:fs';
@@ -147,9 +150,11 @@ describe('Stellar, hand-written from Horizon documentation', () => {
   });
 });
 
-// A recorded Horizon account resource, when the steering repository's public-SDK corpus is present
-// (the same optional source packages/driver-stellar's kat tests use; not redistributed here).
-const KAT = process.env['VAULT_KAT_FIXTURES'] ? `${process.env['VAULT_KAT_FIXTURES']}/stellar/horizon` : fileURLToPath(new URL('../../../../shared/fixtures/stellar/horizon', import.meta.url));
+// The shared recorded fixtures (the same optional source packages/driver-stellar's kat tests use;
+// not redistributed here).
+const FIXTURES = process.env['VAULT_KAT_FIXTURES'] ?? fileURLToPath(new URL('../../../../shared/fixtures', import.meta.url));
+const fixture = (path: string): unknown => parseJsonExact(readFileSync(join(FIXTURES, path), 'utf8'), path);
+const KAT = `${FIXTURES}/stellar/horizon`;
 const katAccount = existsSync(`${KAT}/account.json`);
 describe.skipIf(!katAccount)('Stellar, recorded Horizon account (optional corpus)', () => {
   it('the master key is found among the signers and a usable master key is never "locked"', () => {
@@ -188,6 +193,77 @@ describe('Solana, hand-written from the JSON-RPC documentation', () => {
   it('getTransaction: the mint delta from pre/post token balances', () => {
     const tx = { meta: { preTokenBalances: [{ mint: 'M', uiTokenAmount: { amount: '250', decimals: 2 } }, { mint: 'OTHER', uiTokenAmount: { amount: '9', decimals: 0 } }], postTokenBalances: [{ mint: 'M', uiTokenAmount: { amount: '0', decimals: 2 } }] } };
     expect(mintDelta(tx, 'M', 't')).toBe(-250n);
+  });
+});
+
+const SOLANA = ['getAccountInfo-jsonParsed-usdc-mint.json', 'getTokenSupply-result-testnet.json', 'getTransaction-jsonParsed-usdc-transfer.json'].map((f) => `solana/${f}`);
+describe.skipIf(!SOLANA.every((f) => existsSync(join(FIXTURES, f))))('Solana, recorded RPC replies (shared fixtures)', () => {
+  const USDC = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
+  it('getAccountInfo jsonParsed of the USDC mint (mainnet): program, authorities, decimals, supply exact', () => {
+    const reply = fixture('solana/getAccountInfo-jsonParsed-usdc-mint.json') as { result: unknown };
+    expect(parseMintAccount(reply.result, 'usdc mint')).toEqual({
+      program: 'spl-token',
+      mintAuthority: 'BJE5MMbqXjVwjAF7oxwPYXnTXDyspzZyt4vwenNw5ruG',
+      freezeAuthority: '7dGbd2QZcCKcTndnHcTL8q7SMVXAkp688NTQYwrRCrar',
+      decimals: 6,
+      supply: 3986659142956864n,
+      extensions: [],
+    });
+  });
+  it('getTokenSupply (a recorded result, testnet): amount and decimals, the slot it was read at', () => {
+    expect(parseTokenSupply(fixture('solana/getTokenSupply-result-testnet.json'), 'supply')).toEqual({ units: 100n, decimals: 0, supply: '100', slot: 86069939 });
+  });
+  it('getTransaction of a USDC transfer to a new token account: the mint\'s supply does not move', () => {
+    const tx = (fixture('solana/getTransaction-jsonParsed-usdc-transfer.json') as { result: unknown }).result;
+    // pre 5939648 in one account; post 100000 + 5839648 (the recipient's account is new): net 0.
+    expect(mintDelta(tx, USDC, 'transfer')).toBe(0n);
+    expect(mintDelta(tx, 'So11111111111111111111111111111111111111112', 'transfer')).toBe(0n);
+  });
+});
+
+const LINK = ['name', 'symbol', 'decimals', 'totalSupply'].map((f) => `polygon/link-0xb0897686/eth_call-${f}.json`);
+describe.skipIf(![...LINK, 'polygon/eth_getCode-erc20-0x5d719985.json'].every((f) => existsSync(join(FIXTURES, f))))('Polygon, recorded JSON-RPC replies (shared fixtures)', () => {
+  const reply = (f: string) => fixture(f) as { jsonrpc: string; id: number; result: string };
+  const link = (call: string) => reply(`polygon/link-0xb0897686/eth_call-${call}.json`);
+  it('name() and symbol() of ChainLink Token (ABI strings, zero-padded to a word) decode exactly', () => {
+    expect(decodeName(link('name').result)).toBe('ChainLink Token');
+    expect(decodeName(link('symbol').result)).toBe('LINK');
+  });
+  it('the recorded replies at the ids of the report\'s batch: code size, totalSupply and name', () => {
+    const code = reply('polygon/eth_getCode-erc20-0x5d719985.json');
+    // The batch the report sends for one contract: 1 eth_getCode, 2 owner(), 3 totalSupply(), 4 name().
+    // Recorded: the code (of an ERC-20 on Polygon) and LINK's totalSupply and name, each moved to its
+    // id; owner() (LINK has none) is the one hand-written answer, a revert.
+    const batch = [
+      { ...code, id: 1 },
+      { jsonrpc: '2.0', id: 2, error: { code: 3, message: 'execution reverted' } },
+      { ...link('totalSupply'), id: 3 },
+      { ...link('name'), id: 4 },
+    ];
+    const facts = parseContractBatch(batch, 'link');
+    expect(facts.codeSize).toBe((code.result.length - 2) / 2);
+    expect(facts.codeSize).toBeGreaterThan(0);
+    expect(facts.supply).toBe(10n ** 27n); // 1,000,000,000 LINK at 18 decimals
+    expect(BigInt(link('decimals').result)).toBe(18n);
+    expect(facts.name).toBe('ChainLink Token');
+    expect(facts.owner).toBeNull();
+    expect(facts.ownerError).toBe('owner() failed: execution reverted');
+  });
+});
+
+describe('Polygon: a token name padded with NUL bytes', () => {
+  const abiString = (bytes: Buffer) => `0x${'20'.padStart(64, '0')}${bytes.length.toString(16).padStart(64, '0')}${bytes.toString('hex').padEnd(Math.ceil(bytes.length / 32) * 64, '0')}`;
+  it('a token name padded with NUL bytes decodes as "ETH", not "ETH\\u0000\\u0000\\u0000"', () => {
+    // An ABI string whose content is the name and its fixed-size padding (the form the issue met).
+    expect(decodeName(abiString(Buffer.from('ETH\u0000\u0000\u0000')))).toBe('ETH');
+    expect(decodeName(abiString(Buffer.concat([Buffer.from('Wrapped Ether'), Buffer.alloc(19)])))).toBe('Wrapped Ether');
+    // The bytes32 form, as old tokens return it.
+    expect(decodeName(`0x${Buffer.from('ETH').toString('hex').padEnd(64, '0')}`)).toBe('ETH');
+  });
+  it('NUL bytes inside a name are the contract\'s and stay; an all-NUL name is empty, not null', () => {
+    expect(decodeName(abiString(Buffer.from('A\u0000B\u0000')))).toBe('A\u0000B');
+    expect(decodeName(abiString(Buffer.alloc(5)))).toBe('');
+    expect(decodeName(`0x${'00'.repeat(32)}`)).toBe('');
   });
 });
 

@@ -386,6 +386,25 @@ describe('control-plane client: session', () => {
     expect(c.hasSession()).toBe(false);
   });
 
+  it('a redacted passphrase "a" leaves "wrong passphrase" readable', async () => {
+    routes['POST /session/unlock'] = {
+      status: 401,
+      body: { error: { code: 4100, message: 'wrong passphrase', data: null } },
+    };
+    const err = await failure(createControlPlaneClient({ baseUrl }).unlock('a'));
+    expect(err).toBeInstanceOf(SessionError);
+    expect(err.message).toBe('wrong passphrase');
+  });
+
+  it('a short passphrase the server echoes as a value is still redacted', async () => {
+    routes['POST /session/unlock'] = {
+      status: 401,
+      body: { error: { code: 4100, message: 'wrong passphrase "a" (a, tried: a)', data: null } },
+    };
+    const err = await failure(createControlPlaneClient({ baseUrl }).unlock('a'));
+    expect(err.message).toBe('wrong passphrase "[redacted]" ([redacted], tried: [redacted])');
+  });
+
   it('refuses a token that cannot travel in a header, without echoing it', () => {
     const bad = `${TOKEN}\r\nx-evil: 1`;
     let caught: unknown;

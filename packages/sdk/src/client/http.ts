@@ -122,10 +122,26 @@ function isJsonContentType(value: string | null): boolean {
   return type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type);
 }
 
-function redact(text: string, secrets: readonly string[] | undefined): string {
+/** A secret this long is redacted wherever it appears: no word contains it by chance. */
+const REDACT_ANYWHERE_LENGTH = 16;
+
+const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * Replaces each secret in a server's message with `[redacted]` where it stands as a value: not
+ * inside a longer run of letters and digits. A short passphrase ("a") must not turn "wrong
+ * passphrase" into "wrong p[redacted]ssphr[redacted]se" (which also tells a shoulder-surfer the
+ * passphrase). A long one (a session token) is redacted even inside a word: there it cannot be a
+ * coincidence. Longest first, so a secret that contains another is redacted whole.
+ */
+export function redact(text: string, secrets: readonly string[] | undefined): string {
   let out = text;
-  for (const secret of secrets ?? []) {
-    if (secret !== '') out = out.split(secret).join('[redacted]');
+  const list = [...new Set(secrets ?? [])].filter((s) => s !== '').sort((a, b) => b.length - a.length);
+  for (const secret of list) {
+    out =
+      secret.length >= REDACT_ANYWHERE_LENGTH
+        ? out.split(secret).join('[redacted]')
+        : out.replace(new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(secret)}(?![\\p{L}\\p{N}])`, 'gu'), '[redacted]');
   }
   return out;
 }

@@ -2,6 +2,7 @@
  * @module policy/amounts
  * Shared arithmetic of the amount rules: asset matching and windowed spend, in bigint.
  */
+import type { IntentStatus } from '../schemas/approval.js';
 import type { NormalizedIntent, OperationKind } from '../schemas/intent.js';
 import { ValidationError } from '../errors.js';
 import type { HistoryEntry } from './types.js';
@@ -10,6 +11,12 @@ const AMOUNT_RE = /^(0|[1-9][0-9]{0,77})$/;
 
 /** Operations whose amount leaves the wallet and counts toward caps and budgets. */
 export const OUTFLOW_OPS: ReadonlySet<OperationKind> = new Set(['transfer', 'issue', 'contract_call']);
+
+/**
+ * Statuses of an intent whose transaction went to the ledger: its amount is spent. Every other
+ * counted status (allowed, pending_approvals, timelocked) is committed but not yet executed.
+ */
+export const EXECUTED_STATUSES: ReadonlySet<IntentStatus> = new Set(['submitted', 'confirmed']);
 
 type AssetFields = Pick<NormalizedIntent, 'asset_symbol' | 'asset_issuer'>;
 
@@ -55,7 +62,21 @@ export function spendInWindow(
   history: readonly HistoryEntry[],
   opts: { now: number; windowSeconds: number | null; excludeId: string | undefined; match: (e: HistoryEntry) => boolean },
 ): bigint {
-  let total = 0n;
+  const { executed, pending } = spendInWindowByState(history, opts);
+  return executed + pending;
+}
+
+/**
+ * spendInWindow split by where the amounts stand: `executed` (submitted or confirmed, see
+ * EXECUTED_STATUSES) and `pending` (committed by intents not yet executed), so a refusal can say
+ * which of the two it counted.
+ */
+export function spendInWindowByState(
+  history: readonly HistoryEntry[],
+  opts: { now: number; windowSeconds: number | null; excludeId: string | undefined; match: (e: HistoryEntry) => boolean },
+): { executed: bigint; pending: bigint } {
+  let executed = 0n;
+  let pending = 0n;
   for (const e of history) {
     if (e.intentId === opts.excludeId) continue;
     if (!countsTowardCaps(e)) continue;
@@ -64,9 +85,10 @@ export function spendInWindow(
     if (typeof e.amount !== 'string' || !AMOUNT_RE.test(e.amount)) {
       throw new ValidationError('context', [{ path: `history.${e.intentId}.amount`, message: 'must be an integer decimal string' }]);
     }
-    total += BigInt(e.amount);
+    if (EXECUTED_STATUSES.has(e.status)) executed += BigInt(e.amount);
+    else pending += BigInt(e.amount);
   }
-  return total;
+  return { executed, pending };
 }
 
 /** Approvers' distinct approve verdicts. */

@@ -219,7 +219,7 @@ const ruleCases: Record<string, Case[]> = {
       rules: [{ rule: 'daily_velocity_cap', limit: '1000' }],
       intent: { amount: '401' },
       ctx: { history: [past('600', 3600)] },
-      want: { decision: 'deny', reason: 'daily_velocity_cap[0]: 600 already spent in the last 86400s + 401 = 1001 exceeds limit 1000' },
+      want: { decision: 'deny', reason: 'daily_velocity_cap[0]: in the last 86400s 600 executed + 0 pending (intents not yet executed) + 401 = 1001 exceeds limit 1000' },
     },
     {
       name: 'bigint: a total of exactly 2^64 is allowed',
@@ -233,13 +233,13 @@ const ruleCases: Record<string, Case[]> = {
       rules: [{ rule: 'daily_velocity_cap', limit: TWO_64 }],
       intent: { amount: '2' },
       ctx: { history: [past('18446744073709551615', 60)] },
-      want: { decision: 'deny', reason: `18446744073709551615 already spent in the last 86400s + 2 = ${TWO_64_PLUS_1} exceeds limit ${TWO_64}` },
+      want: { decision: 'deny', reason: `in the last 86400s 18446744073709551615 executed + 0 pending (intents not yet executed) + 2 = ${TWO_64_PLUS_1} exceeds limit ${TWO_64}` },
     },
     {
       name: 'a single amount above the limit with no history: denies',
       rules: [{ rule: 'daily_velocity_cap', limit: TWO_64 }],
       intent: { amount: TWO_64_PLUS_1 },
-      want: { decision: 'deny', reason: `0 already spent in the last 86400s + ${TWO_64_PLUS_1} = ${TWO_64_PLUS_1} exceeds limit ${TWO_64}` },
+      want: { decision: 'deny', reason: `in the last 86400s 0 executed + 0 pending (intents not yet executed) + ${TWO_64_PLUS_1} = ${TWO_64_PLUS_1} exceeds limit ${TWO_64}` },
     },
   ],
   approval_threshold: [
@@ -633,21 +633,21 @@ describe('daily_velocity_cap: what the window counts', () => {
       rules: cap(),
       intent: { amount: '1' },
       ctx: { history: [past('1000', DAY - 1)] },
-      want: { decision: 'deny', reason: 'daily_velocity_cap[0]: 1000 already spent in the last 86400s + 1 = 1001 exceeds limit 1000' },
+      want: { decision: 'deny', reason: 'daily_velocity_cap[0]: in the last 86400s 1000 executed + 0 pending (intents not yet executed) + 1 = 1001 exceeds limit 1000' },
     },
     {
       name: 'an entry created at now is inside',
       rules: cap(),
       intent: { amount: '1' },
       ctx: { history: [past('1000', 0)] },
-      want: { decision: 'deny', reason: '1000 already spent' },
+      want: { decision: 'deny', reason: '1000 executed + 0 pending' },
     },
     {
       name: 'an entry dated after now (clock skew) still counts: fail closed',
       rules: cap(),
       intent: { amount: '1' },
       ctx: { history: [past('1000', -1)] },
-      want: { decision: 'deny', reason: '1000 already spent' },
+      want: { decision: 'deny', reason: '1000 executed + 0 pending' },
     },
     {
       name: 'custom window_seconds 3600: 3600s old is outside',
@@ -661,7 +661,7 @@ describe('daily_velocity_cap: what the window counts', () => {
       rules: cap({ window_seconds: 3600 }),
       intent: { amount: '1' },
       ctx: { history: [past('1000', 3599)] },
-      want: { decision: 'deny', reason: 'daily_velocity_cap[0]: 1000 already spent in the last 3600s + 1 = 1001 exceeds limit 1000' },
+      want: { decision: 'deny', reason: 'daily_velocity_cap[0]: in the last 3600s 1000 executed + 0 pending (intents not yet executed) + 1 = 1001 exceeds limit 1000' },
     },
     {
       name: 'denied and failed entries are not counted',
@@ -671,13 +671,20 @@ describe('daily_velocity_cap: what the window counts', () => {
       want: { decision: 'allow', reason: ALLOWED },
     },
     {
-      name: 'allowed, pending, timelocked, submitted and confirmed entries are all counted',
+      name: 'allowed, pending, timelocked, submitted and confirmed entries are all counted; the reason says which are executed and which pending',
       rules: cap({ limit: '5' }),
       intent: { amount: '1' },
       ctx: {
         history: (['allowed', 'pending_approvals', 'timelocked', 'submitted', 'confirmed'] as const).map((status) => past('1', 60, { status })),
       },
-      want: { decision: 'deny', reason: '5 already spent in the last 86400s + 1 = 6 exceeds limit 5' },
+      want: { decision: 'deny', reason: 'in the last 86400s 2 executed + 3 pending (intents not yet executed) + 1 = 6 exceeds limit 5' },
+    },
+    {
+      name: 'a velocity-cap denial by intents not yet executed says pending, not "already spent"',
+      rules: cap(),
+      intent: { amount: '401' },
+      ctx: { history: [past('350', 60, { status: 'allowed' }), past('250', 30, { status: 'timelocked' })] },
+      want: { decision: 'deny', reason: 'daily_velocity_cap[0]: in the last 86400s 0 executed + 600 pending (intents not yet executed) + 401 = 1001 exceeds limit 1000' },
     },
     {
       name: 'the intent’s own history entry is not counted twice',
@@ -700,7 +707,7 @@ describe('daily_velocity_cap: what the window counts', () => {
       rules: cap({ limit: '2' }),
       intent: { amount: '1' },
       ctx: { history: [past('1', 60, { op: 'issue' }), past('1', 60, { op: 'contract_call' })] },
-      want: { decision: 'deny', reason: '2 already spent in the last 86400s + 1 = 3 exceeds limit 2' },
+      want: { decision: 'deny', reason: 'in the last 86400s 2 executed + 0 pending (intents not yet executed) + 1 = 3 exceeds limit 2' },
     },
     {
       name: 'a non-outflow intent is not capped',
@@ -727,7 +734,7 @@ describe('daily_velocity_cap: what the window counts', () => {
       rules: cap(),
       intent: { amount: '1', asset_symbol: 'USD', asset_issuer: 'rIssuerA' },
       ctx: { history: [past('1000', 60, { asset_symbol: 'USD', asset_issuer: 'rIssuerA' })] },
-      want: { decision: 'deny', reason: '1000 already spent' },
+      want: { decision: 'deny', reason: '1000 executed + 0 pending' },
     },
     {
       name: 'with `asset: USD`, an intent in another asset is not capped',
@@ -740,7 +747,7 @@ describe('daily_velocity_cap: what the window counts', () => {
       rules: cap({ asset: 'USD' }),
       intent: { amount: '1', asset_symbol: 'USD', asset_issuer: 'rIssuerA' },
       ctx: { history: [past('600', 60, { asset_symbol: 'USD', asset_issuer: 'rIssuerB' }), past('400', 60, { asset_symbol: 'USD' }), past('900', 60)] },
-      want: { decision: 'deny', reason: '1000 already spent in the last 86400s + 1 = 1001 exceeds limit 1000' },
+      want: { decision: 'deny', reason: 'in the last 86400s 1000 executed + 0 pending (intents not yet executed) + 1 = 1001 exceeds limit 1000' },
     },
     {
       name: 'with `asset: native`, only intents naming no asset count',
@@ -754,7 +761,7 @@ describe('daily_velocity_cap: what the window counts', () => {
       rules: cap({ limit: TWO_64 }),
       intent: { amount: '1' },
       ctx: { history: [past(TWO_63, 10), past(TWO_63, 20)] },
-      want: { decision: 'deny', reason: `${TWO_64} already spent in the last 86400s + 1 = ${TWO_64_PLUS_1} exceeds limit ${TWO_64}` },
+      want: { decision: 'deny', reason: `in the last 86400s ${TWO_64} executed + 0 pending (intents not yet executed) + 1 = ${TWO_64_PLUS_1} exceeds limit ${TWO_64}` },
     },
   ];
   it.each(cases)('$name', (c) => {

@@ -24,6 +24,10 @@ const ClaimSchema = z.looseObject({
   label: labelString(128),
 });
 
+/** Light modules around the pairing QR code: the quiet zone ISO/IEC 18004 asks for. */
+const QR_QUIET_ZONE = 4;
+/** The pairing QR code is at least this wide (CSS px): a phone camera reads it off a laptop screen. */
+const QR_MIN_WIDTH_PX = 256;
 const LimitSchema = z.string().regex(/^[0-9]{1,4}$/, 'limit must be an integer 1..1000').transform(Number).refine((n) => n >= 1 && n <= 1000, 'limit must be an integer 1..1000');
 const WalletIdSchema = z.string().min(1).max(128);
 const DeviceIdSchema = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'device id: 1..128 of A-Z a-z 0-9 . _ : -');
@@ -86,7 +90,12 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
     const code = c.req.param('code');
     if (code.length > 64) throw new ValidationError('code', [{ path: '', message: 'pairing code too long' }]);
     const origin = new URL(c.req.url).origin;
-    const svg = await QRCode.toString(cp.pairPayload(code, origin), { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
+    const payload = cp.pairPayload(code, origin);
+    // Sized (an SVG without width/height renders at its viewBox, 53 px here: too small for a phone
+    // camera) at a whole number of pixels per module, so modules stay crisp; with the 4-module quiet
+    // zone ISO/IEC 18004 asks for (a 2-module one makes some scanners miss the code).
+    const modules = QRCode.create(payload, { errorCorrectionLevel: 'M' }).modules.size + 2 * QR_QUIET_ZONE;
+    const svg = await QRCode.toString(payload, { type: 'svg', errorCorrectionLevel: 'M', margin: QR_QUIET_ZONE, width: modules * Math.max(1, Math.ceil(QR_MIN_WIDTH_PX / modules)) });
     return c.body(svg, 200, { 'content-type': 'image/svg+xml; charset=utf-8', 'cache-control': 'no-store' });
   });
 

@@ -62,6 +62,11 @@ async function readPassphrase(flags: Map<string, string>): Promise<string> {
 }
 
 async function main(argv: string[]): Promise<number> {
+  // Asking for the usage is not a mistake: stdout and exit 0.
+  if (argv.some((a) => a === '--help' || a === '-h') || argv[0] === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
   const { cmd, flags } = parseArgs(argv);
   const stateDir = flags.get('state-dir');
   if ((cmd !== 'init' && cmd !== 'serve') || !stateDir) {

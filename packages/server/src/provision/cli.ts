@@ -4,7 +4,7 @@
  * `vault provision --config FILE`: sets up every wallet the file lists (see provision/index.ts),
  * printing one JSON line per wallet on stdout and progress on stderr. Exit 0 when every wallet is
  * provisioned and reconciles, 1 on any failure (the message names the field or the step), 2 on
- * bad usage.
+ * bad usage; `--help` prints the usage and exits 0.
  */
 import { VaultError } from '@vault/sdk';
 import { parseArgs } from 'node:util';
@@ -20,6 +20,11 @@ FILE (JSON): { "state_dir"?: DIR, "trust_files"?: [FILE…], "drivers"?: [{ "mod
 Relative paths are relative to FILE. Stop the control plane first, or POST /admin/reload after.`;
 
 async function main(argv: string[]): Promise<number> {
+  // Asking for the usage is not a mistake: stdout and exit 0.
+  if (argv.some((a) => a === '--help' || a === '-h') || argv[0] === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
   const [cmd, ...rest] = argv;
   let values: { config?: string | undefined };
   try {

@@ -76,7 +76,14 @@ function driverConfigs(values: { drivers?: string | undefined; trust?: string | 
   return { configs: [], base: process.cwd() };
 }
 
+/** `--help`, `-h` or `help` anywhere: the usage on stdout and exit 0 (asking is not a mistake). */
+const asksForHelp = (argv: readonly string[]): boolean => argv.some((a) => a === '--help' || a === '-h') || argv[0] === 'help';
+
 export async function main(argv: readonly string[]): Promise<number> {
+  if (asksForHelp(argv)) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
   const [command, ...rest] = argv;
   const { values } = parseArgs({
     args: rest,

@@ -190,6 +190,27 @@ describe('control-plane endpoints', () => {
     expect(readFileSync(join(h.dir, 'state.json'), 'utf8')).toContain(key.publicKeyHex);
   });
 
+  it('the pairing QR renders at a scannable size (not 53 px) with the 4-module quiet zone the QR standard asks for', async () => {
+    h = await setup({ approverIds: [] });
+    const p = await h.client.pairCreate({ role: 'approver', label: 'phone' });
+    const svg = await (await fetch(h.client.pairQrUrl(p.code))).text();
+    const attrs = /^<svg([^>]*)>/.exec(svg)?.[1] ?? '';
+    const width = Number(/\swidth="(\d+)"/.exec(attrs)?.[1]);
+    const height = Number(/\sheight="(\d+)"/.exec(attrs)?.[1]);
+    const viewBox = /\sviewBox="0 0 (\d+) (\d+)"/.exec(attrs);
+    const modules = Number(viewBox?.[1]);
+    expect(Number(viewBox?.[2])).toBe(modules);
+    expect(height).toBe(width);
+    expect(width).toBeGreaterThanOrEqual(256);
+    // A whole number of pixels per module: every module the same size on screen.
+    expect(width % modules).toBe(0);
+    // The top-left finder pattern (dark from its first module) starts 4 modules in: the quiet zone.
+    const dark = /<path[^>]*stroke="#000000"[^>]*\sd="M(\d+) (\d+(?:\.5)?)/.exec(svg);
+    expect([Number(dark?.[1]), Number(dark?.[2]) - 0.5]).toEqual([4, 4]);
+    // A QR symbol is 21 + 4k modules wide (version 1 + k): with 4 light modules each side.
+    expect((modules - 2 * 4 - 21) % 4).toBe(0);
+  });
+
   it('a signed wallet attestation and a signed compliance clearance feed the policy, and travel to the signers', async () => {
     const attester = generateEd25519KeyPair();
     const clearer = generateEd25519KeyPair();

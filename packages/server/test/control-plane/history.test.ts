@@ -118,11 +118,26 @@ describe('caps over HTTP', () => {
     expect((await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '600' })).status).toBe('allowed');
     const over = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '500' });
     expect(over.status).toBe('denied');
-    expect(over.decision.reasons.join(' ')).toMatch(/daily_velocity_cap\[1\]: 600 already spent/);
+    expect(over.decision.reasons.join(' ')).toMatch(/daily_velocity_cap\[1\]: in the last 86400s 0 executed \+ 600 pending/);
     expect((await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '400' })).status).toBe('allowed');
     h.clock.now += 86400;
     await h.client.unlock('correct horse battery staple');
     expect((await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '1000' })).status).toBe('allowed');
+  });
+
+  it('a velocity-cap denial says what it counts: executed and pending (allowed, not yet executed) apart, also after a restart', async () => {
+    h = await setup({ rules: [{ rule: 'always_allow' }, { rule: 'daily_velocity_cap', limit: '1000' }] });
+    const sent = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '300' });
+    expect((await h.client.execute(sent.intentId)).status).toBe('confirmed');
+    expect((await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '600' })).status).toBe('allowed');
+    const want = 'daily_velocity_cap[1]: in the last 86400s 300 executed + 600 pending (intents not yet executed) + 101 = 1001 exceeds limit 1000';
+    const over = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '101' });
+    expect(over.status).toBe('denied');
+    expect(over.decision.reasons).toContain(want);
+    expect(over.decision.reasons.join(' ')).not.toContain('already spent');
+    // The history reloaded from the store tells them apart the same way.
+    await h.restart();
+    expect((await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '101', memo: 'again' })).decision.reasons).toContain(want);
   });
 
   it('an agent budget (lifetime) holds across a restart (history reloaded from the store)', async () => {

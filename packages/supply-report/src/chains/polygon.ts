@@ -41,7 +41,12 @@ export async function latestBlock(ctx: ChainContext): Promise<Block> {
   return { number: BigInt(b['number']), hash: b['hash'] };
 }
 
-/** ABI string, or a right-padded bytes32 (trailing zero bytes stripped). Null for an empty reply. */
+/**
+ * ABI string, or a right-padded bytes32, with trailing NUL bytes stripped in both: some tokens
+ * return a fixed-size name inside an ABI string ("ETH" padded to 32 bytes), which would otherwise
+ * read "ETH\u0000\u0000…". NULs inside the name are kept (they are what the contract says). Null
+ * for an empty reply.
+ */
 export function decodeName(hex: string): string | null {
   if (hex === '0x' || hex.length <= 2) return null;
   const len = (hex.length - 2) / 2;
@@ -51,11 +56,15 @@ export function decodeName(hex: string): string | null {
     while (end > 0 && bytes[end - 1] === 0) end -= 1;
     return new TextDecoder('utf-8').decode(bytes.subarray(0, end));
   }
+  let text: string;
   try {
-    return decodeAbiParameters([{ type: 'string' }], hex as Hex)[0];
+    text = decodeAbiParameters([{ type: 'string' }], hex as Hex)[0];
   } catch {
     throw new SupplyReportError('bad_reply', `name(): reply is neither an ABI string nor a bytes32 (${len} bytes)`);
   }
+  let end = text.length;
+  while (end > 0 && text.charCodeAt(end - 1) === 0) end -= 1;
+  return text.slice(0, end);
 }
 
 export interface ContractFacts {

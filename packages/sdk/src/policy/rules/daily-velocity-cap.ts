@@ -1,4 +1,4 @@
-import { assetMatcher, OUTFLOW_OPS, spendInWindow } from '../amounts.js';
+import { assetMatcher, OUTFLOW_OPS, spendInWindowByState } from '../amounts.js';
 import type { RuleModule } from '../types.js';
 
 export const DEFAULT_VELOCITY_WINDOW = 86400;
@@ -6,6 +6,9 @@ export const DEFAULT_VELOCITY_WINDOW = 86400;
 /**
  * daily_velocity_cap: deny when this amount plus the wallet's outflows of the same asset in the
  * rolling window (not denied or failed) exceed `limit`. Reaching the limit exactly is allowed.
+ * Intents not yet executed count (they are committed: counting them only once executed would let
+ * several allowed intents together pass the cap); the refusal says how much of the count is
+ * executed and how much is pending, so "already spent" never names money still in the wallet.
  */
 export const dailyVelocityCap: RuleModule<'daily_velocity_cap'> = {
   kind: 'daily_velocity_cap',
@@ -14,18 +17,20 @@ export const dailyVelocityCap: RuleModule<'daily_velocity_cap'> = {
     const match = assetMatcher(rule.asset, input.intent);
     if (rule.asset !== undefined && !match(input.intent)) return { effect: 'pass' };
     const window = rule.window_seconds ?? DEFAULT_VELOCITY_WINDOW;
-    const spent = spendInWindow(input.history, {
+    const { executed, pending } = spendInWindowByState(input.history, {
       now: input.now,
       windowSeconds: window,
       excludeId: input.intentId,
       match,
     });
     const limit = BigInt(rule.limit);
-    const total = spent + input.amount;
+    const total = executed + pending + input.amount;
     return total > limit
       ? {
           effect: 'deny',
-          reason: `${label}: ${spent} already spent in the last ${window}s + ${input.amount} = ${total} exceeds limit ${limit}`,
+          reason:
+            `${label}: in the last ${window}s ${executed} executed + ${pending} pending (intents not yet executed) ` +
+            `+ ${input.amount} = ${total} exceeds limit ${limit}`,
         }
       : { effect: 'pass' };
   },
