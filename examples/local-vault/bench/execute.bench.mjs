@@ -22,6 +22,7 @@
  * second, so there the close and the polling interval are most of an execute; the Stellar devnet
  * and anvil apply a transaction at submission.
  *
+ * The control plane process's CPU during each execute is read from /proc (Linux; 10 ms ticks).
  * Also timed, outside the floor, as a breakdown of the difference: the preparation the control plane
  * does and the floor skips (chain parameters + protect inputs + payload, from this process through
  * the same driver), and the three durable commits an execute makes (the attempt before any signer
@@ -39,6 +40,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, bench, describe } from 'vitest';
+// The server benches' /proc reader (a test helper of @vault/server, not part of its published API).
+import { procCpuSeconds } from '../../../packages/server/test/cpu.ts';
 import { setUp, stopAll } from '../vault.mjs';
 
 /** Pairs per ledger: fewer on XRPL, where each takes a ledger close or two. */
@@ -54,8 +57,10 @@ const CONFIRM_DELAY_MS = 250;
 /**
  * The XRPL devnet closes a ledger every this many ms (vault.mjs starts it with closeIntervalMs 1000).
  * Timed work that starts right after the previous confirm would start just after a close, every
- * time: each timed half is preceded by an untimed pause spreading its start over the close interval
- * (golden-ratio steps), so the figures are those of an execute arriving at any moment.
+ * time. So on XRPL both halves of pair k start at the same moment of the close cycle, frac(k x the
+ * golden ratio) of the interval after a close (an untimed wait): the execute and its floor are
+ * compared at the same phase, and the pairs cover the interval evenly, as executes arriving at any
+ * moment would.
  */
 const XRPL_CLOSE_MS = 1000;
 /** The observer's polling interval: the ledger's own time to confirm, give or take this. */
@@ -91,19 +96,26 @@ async function timed(fn) {
   return { ms: performance.now() - t0, value };
 }
 
-/** One control-plane execute, end to end over HTTP. */
-async function executeOnce(L) {
+/**
+ * One control-plane execute, end to end over HTTP, timed from `phase` (see XRPL_CLOSE_MS); with the
+ * CPU the control plane process spent meanwhile (ms; null where /proc is not there).
+ */
+async function executeOnce(L, phase) {
   const { intentId } = await cp.createIntent(nextRequest(L));
+  await atPhase(L, phase);
+  const cpu0 = procCpuSeconds(v.cpChild.pid);
   const { ms, value: out } = await timed(() => cp.execute(intentId));
+  const cpu1 = procCpuSeconds(v.cpChild.pid);
   if (out.status !== 'confirmed') throw new Error(`${L.name}: execute ended ${out.status}: ${out.summary}`);
-  return ms;
+  return { ms, cpuMs: cpu0 === null || cpu1 === null ? null : (cpu1 - cpu0) * 1000 };
 }
 
 /**
  * The floor for one fresh intent of the same kind: the SignRequest built as the control plane builds
- * it (not timed; its time is kept apart as `prepare`), then the three signers, then submit + confirm.
+ * it (not timed; its time is kept apart as `prepare`), then, from `phase`, the three signers, then
+ * submit + confirm.
  */
-async function floorOnce(L) {
+async function floorOnce(L, phase) {
   const { intentId } = await cp.createIntent(nextRequest(L));
   const stored = await cp.intent(intentId);
   const driver = drivers.find((d) => d.chains.includes(L.wallet.chain));
@@ -136,6 +148,7 @@ async function floorOnce(L) {
     protect,
     expected_payload_digest: built.digest,
   };
+  await atPhase(L, phase);
   // (a) the three signers at once; each answer timed from the same start.
   const t0 = performance.now();
   const answers = await Promise.all(
@@ -186,34 +199,53 @@ async function floorOnce(L) {
   return { prepareMs: prep.ms, signMs, ledgerMs, tightMs: seenMs ?? ledgerMs, commitsMs: commits.ms };
 }
 
-/** An untimed pause before a timed half on a ledger that closes on a timer (see XRPL_CLOSE_MS). */
-let phase = 0;
-async function spread(L) {
-  if (!L.closeMs) return;
-  phase = (phase + 0.6180339887) % 1;
-  await sleep(phase * L.closeMs);
+/**
+ * When the ledger last closed (performance.now()), read from the in-process devnet every 2 ms while
+ * the watch runs; `seen` resolves at the first close it sees.
+ */
+function watchCloses(ledger) {
+  let index = ledger.validatedLedgerIndex;
+  let at = -1;
+  let first;
+  const seen = new Promise((r) => (first = r));
+  const timer = setInterval(() => {
+    const i = ledger.validatedLedgerIndex;
+    if (i === index) return;
+    index = i;
+    at = performance.now();
+    first();
+  }, 2);
+  timer.unref();
+  return { seen, lastClose: () => at, stop: () => clearInterval(timer) };
 }
 
-/** One pair: the execute and its floor, in alternating order. */
+/** On a ledger that closes on a timer: waits (untimed) until `fraction` of its interval after a close. */
+async function atPhase(L, fraction) {
+  if (!L.closeMs) return;
+  L.closes ??= watchCloses(L.devnetLedger);
+  await L.closes.seen;
+  const target = L.closes.lastClose() + fraction * L.closeMs;
+  await sleep((((target - performance.now()) % L.closeMs) + L.closeMs) % L.closeMs);
+}
+
+/** One pair: the execute and its floor, in alternating order, each from the pair's phase (see XRPL_CLOSE_MS). */
 async function pair(L) {
   const first = L.pairs % 2 === 0 ? 'execute' : 'floor';
+  const phase = (L.pairs * 0.6180339887) % 1;
   L.pairs += 1;
-  let executeMs;
+  let execute;
   let floor;
   if (first === 'execute') {
-    await spread(L);
-    executeMs = await executeOnce(L);
-    await spread(L);
-    floor = await floorOnce(L);
+    execute = await executeOnce(L, phase);
+    floor = await floorOnce(L, phase);
   } else {
-    await spread(L);
-    floor = await floorOnce(L);
-    await spread(L);
-    executeMs = await executeOnce(L);
+    floor = await floorOnce(L, phase);
+    execute = await executeOnce(L, phase);
   }
   if (!counting) return;
   const s = L.samples;
-  s.execute.push(executeMs);
+  s.execute.push(execute.ms);
+  if (execute.cpuMs !== null) s.cpCpu.push(execute.cpuMs);
   s.sign.push(floor.signMs);
   s.ledger.push(floor.ledgerMs);
   s.tight.push(floor.tightMs);
@@ -250,6 +282,7 @@ function report() {
       'ratio to it': Number(ratioTight.toFixed(2)),
       'prepare (not in floor)': cell('prepare'),
       '3 commits (not in floor)': cell('commits'),
+      'control plane CPU': s.cpCpu.length ? cell('cpCpu') : 'n/a',
     });
     const polling = pct(s.ledger, 50) - pct(s.tight, 50);
     const rest = pct(s.execute, 50) - pct(s.floor, 50) - pct(s.prepare, 50) - pct(s.commits, 50);
@@ -258,7 +291,8 @@ function report() {
         (polling >= OBSERVE_MS
           ? `Polling every ${CONFIRM_DELAY_MS} ms adds ${polling.toFixed(0)} ms at p50 to the ledger's own ${pct(s.tight, 50).toFixed(0)} ms submit-to-confirmed (in the execute and the floor alike). `
           : `The first confirm already sees the transaction: the polling interval does not enter. `) +
-        `Beyond the floor at p50: prepare ${pct(s.prepare, 50).toFixed(0)} ms, three fsync'd commits ${pct(s.commits, 50).toFixed(0)} ms, the rest (HTTP, policy, guards, receipts, confirm phase) ${rest.toFixed(0)} ms.`,
+        `Beyond the floor at p50: prepare ${pct(s.prepare, 50).toFixed(0)} ms, three fsync'd commits ${pct(s.commits, 50).toFixed(0)} ms, the rest (HTTP, policy, guards, receipts, confirm phase) ${rest.toFixed(0)} ms` +
+        (s.cpCpu.length ? `; the control plane process's CPU per execute p50 ${pct(s.cpCpu, 50).toFixed(0)} ms (in 10 ms ticks).` : '.'),
     );
   }
   say(`\n2-of-3 execute end to end vs its floor (p50 / p99 ms; pairs per ledger after ${WARMUP} warm-up pairs: ${Object.entries(N).map(([k, n]) => `${k} ${n}`).join(', ')}; floor = slowest signer's POST /sign + submit + confirm polled every ${CONFIRM_DELAY_MS} ms as the control plane does)`);
@@ -285,7 +319,7 @@ beforeAll(async () => {
   const xrplDest = v.xrpl.faucet().address;
   const evmDest = v.evm.accounts.funded[1].address;
   const kinds = [
-    { name: 'xrpl', wallet: 'ops-xrpl', base: 1000n, closeMs: XRPL_CLOSE_MS, request: (amount) => ({ wallet: 'ops-xrpl', destination: xrplDest, amount: String(amount), memo: 'execute bench' }) },
+    { name: 'xrpl', wallet: 'ops-xrpl', base: 1000n, closeMs: XRPL_CLOSE_MS, devnetLedger: v.xrpl.ledger, request: (amount) => ({ wallet: 'ops-xrpl', destination: xrplDest, amount: String(amount), memo: 'execute bench' }) },
     { name: 'stellar', wallet: 'ops-stellar', base: 1000n, request: (amount) => ({ wallet: 'ops-stellar', destination: stellarDest, amount: String(amount), asset_decimals: 7 }) },
     { name: 'evm', wallet: 'ops-evm', base: 1000n, request: (amount) => ({ wallet: 'ops-evm', destination: evmDest, amount: String(amount), asset_decimals: 18 }) },
   ];
@@ -297,7 +331,7 @@ beforeAll(async () => {
       const endpoint = state.signers[m.address];
       return { address: m.address, client: createSignerClient({ baseUrl: endpoint.url, token: endpoint.token, timeoutMs: 15_000 }) };
     });
-    ledgers.push({ ...k, wallet, policy, members, count: 0, pairs: 0, samples: { execute: [], sign: [], ledger: [], tight: [], floor: [], floorTight: [], prepare: [], commits: [] } });
+    ledgers.push({ ...k, wallet, policy, members, count: 0, pairs: 0, samples: { execute: [], sign: [], ledger: [], tight: [], floor: [], floorTight: [], prepare: [], commits: [], cpCpu: [] } });
   }
 }, 300_000);
 
@@ -305,6 +339,7 @@ afterAll(async () => {
   try {
     report();
   } finally {
+    for (const L of ledgers) L.closes?.stop();
     await stopAll();
     await store?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
