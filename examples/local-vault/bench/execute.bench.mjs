@@ -26,13 +26,15 @@
  * The control plane process's CPU during each execute is read from /proc (Linux; 10 ms ticks).
  * Also timed, outside the floor, as a breakdown of the difference: the preparation the control plane
  * does and the floor skips (chain parameters + protect inputs + payload, from this process through
- * the same driver), and the three durable commits an execute makes (the attempt before any signer
- * sees it, `submitted` before the ledger sees it, `confirmed`), written to an IntentStore in the same
- * temporary directory as the control plane's.
+ * the same driver), the driver's assemble (it verifies every contribution), and the three durable
+ * commits an execute makes (the attempt before any signer sees it, `submitted` before the ledger
+ * sees it, `confirmed`), written to an IntentStore in the same temporary directory as the control
+ * plane's.
  * p50 and p99 per column (with 20 or 40 samples, p99 is the largest); the ratio is execute p50 /
  * floor p50, goal <= 1.5x: reported met or not, never asserted.
  *
  * Run: `pnpm bench` at the root (every package's bench), or here: `npx vitest bench --run`.
+ * BENCH_CP_NODE_ARGS passes node flags to the control plane (e.g. `--cpu-prof --cpu-prof-dir=DIR`).
  */
 import { createControlPlaneClient, createSignerClient, generateEd25519KeyPair, policyDigest, walletMembers } from '@vault/sdk';
 import { createSigner as createStellarSigner } from '@vault/driver-stellar';
@@ -43,7 +45,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, bench, describe } from 'vitest';
 // The server benches' /proc reader (a test helper of @vault/server, not part of its published API).
 import { procCpuSeconds } from '../../../packages/server/test/cpu.ts';
-import { setUp, stopAll } from '../vault.mjs';
+import { setUp, startControlPlane, stopAll } from '../vault.mjs';
 
 /** Pairs per ledger: fewer on XRPL, where each takes a ledger close or two. */
 const N = process.env.BENCH_EXECUTES ? { xrpl: Number(process.env.BENCH_EXECUTES), stellar: Number(process.env.BENCH_EXECUTES), evm: Number(process.env.BENCH_EXECUTES) } : { xrpl: 20, stellar: 40, evm: 40 };
@@ -75,6 +77,8 @@ const say = (line = '') => process.stdout.write(`${line}\n`);
 let dir;
 let v;
 let cp;
+/** The control plane's process (the one set-up started, or its restart with BENCH_CP_NODE_ARGS). */
+let cpChild;
 /** This process's drivers (the floor's). */
 let drivers;
 /** The breakdown's store (see floorOnce). */
@@ -105,9 +109,9 @@ async function timed(fn) {
 async function executeOnce(L, phase) {
   const { intentId } = await cp.createIntent(nextRequest(L));
   await atPhase(L, phase);
-  const cpu0 = procCpuSeconds(v.cpChild.pid);
+  const cpu0 = procCpuSeconds(cpChild.pid);
   const { ms, value: out } = await timed(() => cp.execute(intentId));
-  const cpu1 = procCpuSeconds(v.cpChild.pid);
+  const cpu1 = procCpuSeconds(cpChild.pid);
   if (out.status !== 'confirmed') throw new Error(`${L.name}: execute ended ${out.status}: ${out.summary}`);
   return { ms, cpuMs: cpu0 === null || cpu1 === null ? null : (cpu1 - cpu0) * 1000 };
 }
@@ -162,7 +166,9 @@ async function floorOnce(L, phase) {
   const refused = answers.find((a) => !a.res.ok);
   if (refused) throw new Error(`${L.name}: signer ${refused.address} refused the floor's request: ${refused.res.refusal.refused.reason}: ${refused.res.refusal.message}`);
   const signMs = Math.max(...answers.map((a) => a.ms));
+  const a0 = performance.now();
   const assembled = driver.assemble(built, answers.map((a) => a.res.response.signature), L.wallet);
+  const assembleMs = performance.now() - a0;
   if (!assembled.ok) throw new Error(`${L.name}: the floor's signatures did not assemble (weight ${assembled.weight} of ${assembled.quorum})`);
 
   // (b) submit, then confirm polled as the control plane polls it. Once a confirm says pending, an
@@ -200,7 +206,7 @@ async function floorOnce(L, phase) {
       await store.write({ ...stored, n: L.count, status, decision: ALLOW, updated_at: stored.created_at, unsigned_approvals: [], execution: null }, null, {});
     }
   });
-  return { prepareMs: prep.ms, signMs, ledgerMs, tightMs: Math.min(seenMs ?? Infinity, ledgerMs), commitsMs: commits.ms };
+  return { prepareMs: prep.ms, assembleMs, signMs, ledgerMs, tightMs: Math.min(seenMs ?? Infinity, ledgerMs), commitsMs: commits.ms };
 }
 
 /**
@@ -257,6 +263,7 @@ async function pair(L) {
   s.floorTight.push(floor.signMs + floor.tightMs);
   s.prepare.push(floor.prepareMs);
   s.commits.push(floor.commitsMs);
+  s.assemble.push(floor.assembleMs);
 }
 
 function pct(xs, p) {
@@ -285,17 +292,18 @@ function report() {
       'floor, confirm seen at once': cell('floorTight'),
       'execute/that floor p50': Number(ratioTight.toFixed(2)),
       'prepare (not in floor)': cell('prepare'),
+      'assemble (not in floor)': cell('assemble'),
       '3 commits (not in floor)': cell('commits'),
       'control plane CPU (10 ms ticks)': s.cpCpu.length ? cell('cpCpu') : 'n/a',
     });
     const polling = pct(s.ledger, 50) - pct(s.tight, 50);
-    const rest = pct(s.execute, 50) - pct(s.floor, 50) - pct(s.prepare, 50) - pct(s.commits, 50);
+    const rest = pct(s.execute, 50) - pct(s.floor, 50) - pct(s.prepare, 50) - pct(s.assemble, 50) - pct(s.commits, 50);
     verdicts.push(
       `${L.name}: execute p50 ${pct(s.execute, 50).toFixed(0)} ms = ${ratio.toFixed(2)}x its floor p50 ${pct(s.floor, 50).toFixed(0)} ms: goal <= 1.5x ${ratio <= 1.5 ? 'met' : 'NOT met'}. ` +
         (polling >= OBSERVE_MS
           ? `Polling every ${CONFIRM_DELAY_MS} ms adds ${polling.toFixed(0)} ms at p50 to the ledger's own ${pct(s.tight, 50).toFixed(0)} ms submit-to-confirmed (in the execute and the floor alike). `
           : `The first confirm already sees the transaction: the polling interval does not enter. `) +
-        `Beyond the floor at p50: prepare ${pct(s.prepare, 50).toFixed(0)} ms, three fsync'd commits ${pct(s.commits, 50).toFixed(0)} ms, about ${rest.toFixed(0)} ms for the rest (HTTP, policy, guards, receipts, the confirm phase)` +
+        `Beyond the floor at p50: prepare ${pct(s.prepare, 50).toFixed(0)} ms, assemble (verifies each signature) ${pct(s.assemble, 50).toFixed(1)} ms, three fsync'd commits ${pct(s.commits, 50).toFixed(0)} ms, about ${rest.toFixed(0)} ms for the rest (HTTP, policy, guards, receipts, the confirm phase)` +
         (s.cpCpu.length ? `; the control plane process's CPU per execute p50 ${pct(s.cpCpu, 50).toFixed(0)} ms (in 10 ms ticks).` : '.'),
     );
   }
@@ -307,7 +315,18 @@ function report() {
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'vault-execute-bench-'));
   v = await setUp({ dir: join(dir, 'vault'), port: 0, kdfLog2: 10 });
-  cp = createControlPlaneClient({ baseUrl: v.cpUrl, timeoutMs: 60_000 });
+  let cpUrl = v.cpUrl;
+  cpChild = v.cpChild;
+  // BENCH_CP_NODE_ARGS: node flags for the control plane (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p` to
+  // profile it through the executes; the profile is written when it stops): restarted with them.
+  const cpNodeArgs = (process.env.BENCH_CP_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  if (cpNodeArgs.length > 0) {
+    const gone = new Promise((r) => cpChild.once('exit', r));
+    cpChild.kill('SIGTERM');
+    await gone;
+    ({ child: cpChild, url: cpUrl } = await startControlPlane(v.cpDir, 0, v.cpEnv, cpNodeArgs));
+  }
+  cp = createControlPlaneClient({ baseUrl: cpUrl, timeoutMs: 60_000 });
   await cp.unlock(v.operatorPassphrase);
   // This process's drivers, for the floor: loaded from the state file as the control plane loads
   // them, paying EVM gas from another funded account than the control plane's executor.
@@ -335,7 +354,7 @@ beforeAll(async () => {
       const endpoint = state.signers[m.address];
       return { address: m.address, client: createSignerClient({ baseUrl: endpoint.url, token: endpoint.token, timeoutMs: 15_000 }) };
     });
-    ledgers.push({ ...k, wallet, policy, members, count: 0, pairs: 0, samples: { execute: [], sign: [], ledger: [], tight: [], floor: [], floorTight: [], prepare: [], commits: [], cpCpu: [] } });
+    ledgers.push({ ...k, wallet, policy, members, count: 0, pairs: 0, samples: { execute: [], sign: [], ledger: [], tight: [], floor: [], floorTight: [], prepare: [], assemble: [], commits: [], cpCpu: [] } });
   }
 }, 300_000);
 
