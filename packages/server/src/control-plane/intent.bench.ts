@@ -6,8 +6,8 @@
  * the same LMDB IntentStore with fsync; what POST /intent does beyond it is the session check, the
  * policy, the receipt and its checkpoint signature. Goal (issue #21): POST /intent's server CPU per
  * request at most 2x the durable floor's, reported met or not, never asserted. Then start-up time
- * and GET /intents latency with 1,000,000 stored
- * intents (written straight into the store, not over HTTP). The load generator runs as its own
+ * and GET /intents latency with 1,000,000 stored intents (written straight into the store, not over
+ * HTTP). The load generator runs as its own
  * process (test/control-plane/fixtures/load.mjs) over raw keep-alive sockets; the pair is then
  * measured again with node:http's client, which costs several times the CPU per request and, on
  * two cores, caps the floor well below what the handler can do. Server CPU per request (from
