@@ -130,9 +130,9 @@ function reportExit(name, child, code, signal, tail) {
  * appends); if it exits after start-up, and this launcher did not stop it, the exit is reported
  * with its last lines and the log's path.
  */
-function start(name, script, argv, env, match) {
+function start(name, script, argv, env, match, nodeArgs = []) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, ...argv], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...nodeArgs, script, ...argv], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(child);
     if (logDir) {
       const log = createWriteStream(logPathOf(name), { flags: 'a', mode: 0o600 });
@@ -186,9 +186,12 @@ function start(name, script, argv, env, match) {
 
 const secret = () => randomBytes(24).toString('base64url');
 
-/** The control plane's `serve` on its state directory; resolves with the process and its URL. */
-export async function startControlPlane(cpDir, port, env) {
-  const { child, line } = await start('control plane', CLI.controlPlane, ['serve', '--state-dir', cpDir, '--port', String(port)], env, (j) => j.event === 'listening');
+/**
+ * The control plane's `serve` on its state directory; resolves with the process and its URL.
+ * `nodeArgs` are flags for node itself (the execute bench passes BENCH_CP_NODE_ARGS, e.g. --cpu-prof).
+ */
+export async function startControlPlane(cpDir, port, env, nodeArgs = []) {
+  const { child, line } = await start('control plane', CLI.controlPlane, ['serve', '--state-dir', cpDir, '--port', String(port)], env, (j) => j.event === 'listening', nodeArgs);
   return { child, url: line.url };
 }
 
