@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { bundleClis } from './cli-bundle.js';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 120_000 });
 
@@ -20,21 +21,7 @@ const CLIS = [
 ] as const;
 
 beforeAll(async () => {
-  const { build } = await import('tsup');
-  await build({
-    config: false,
-    entry: Object.fromEntries(CLIS.map((c) => [c.entry, join(pkg, `src/${c.entry}.ts`)])),
-    outDir,
-    format: ['esm'],
-    platform: 'node',
-    target: 'node20',
-    clean: false,
-    dts: false,
-    splitting: false,
-    sourcemap: false,
-    silent: true,
-    external: ['@vault/sdk', 'hono', '@hono/node-server', 'qrcode', 'lmdb', 'zod', '@noble/curves', '@noble/hashes', '@noble/ciphers'],
-  });
+  await bundleClis(CLIS.map((c) => c.entry), outDir);
 });
 
 function runCli(entry: string, args: string[]): { status: number | null; stdout: string; stderr: string } {

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { initStateDir } from '../../src/control-plane/run.js';
 import { emptyState } from '../../src/control-plane/state.js';
 import { FAST_SCRYPT, PASSPHRASE } from './helpers.js';
+import { bundleClis } from '../cli-bundle.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
@@ -25,21 +26,7 @@ const outDir = join(pkg, '.cache/cli-test');
 const cli = join(outDir, 'control-plane/cli.js');
 
 async function buildCli(): Promise<void> {
-  const { build } = await import('tsup');
-  await build({
-    config: false,
-    entry: { 'control-plane/cli': join(pkg, 'src/control-plane/cli.ts') },
-    outDir,
-    format: ['esm'],
-    platform: 'node',
-    target: 'node20',
-    clean: false,
-    dts: false,
-    splitting: false,
-    sourcemap: false,
-    silent: true,
-    external: ['@vault/sdk', 'hono', '@hono/node-server', 'qrcode', 'lmdb', 'zod', '@noble/curves', '@noble/hashes'],
-  });
+  await bundleClis(['control-plane/cli'], outDir);
 }
 
 interface Devnet {

@@ -39,6 +39,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundleClis } from '../cli-bundle.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const pkg = resolve(here, '../..');
@@ -54,21 +55,7 @@ const SIGNER_ENV = { ...process.env, VAULT_SIGNER_PASSPHRASE: SIGNER_PASS, VAULT
 const CP_ENV = { ...process.env, VAULT_OPERATOR_PASSPHRASE: OPERATOR_PASS };
 
 async function buildClis(): Promise<void> {
-  const { build } = await import('tsup');
-  await build({
-    config: false,
-    entry: { 'signer/cli': join(pkg, 'src/signer/cli.ts'), 'control-plane/cli': join(pkg, 'src/control-plane/cli.ts') },
-    outDir,
-    format: ['esm'],
-    platform: 'node',
-    target: 'node20',
-    clean: false,
-    dts: false,
-    splitting: false,
-    sourcemap: false,
-    silent: true,
-    external: ['@vault/sdk', 'hono', '@hono/node-server', 'qrcode', 'lmdb', 'zod', '@noble/curves', '@noble/hashes', '@noble/ciphers'],
-  });
+  await bundleClis(['signer/cli', 'control-plane/cli'], outDir);
 }
 
 // ------------------------------------------------------------------ processes

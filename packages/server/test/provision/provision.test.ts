@@ -15,6 +15,7 @@ import { emptyState, readStateFile } from '../../src/control-plane/state.js';
 import { provision, ProvisionConfigSchema, readProvisionConfig, type ProvisionConfig } from '../../src/provision/index.js';
 import { parseTrust } from '../../src/signer/trust.js';
 import { calls, ledgerFor } from './fixtures/memory-provisioner.mjs';
+import { bundleClis } from '../cli-bundle.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const pkg = resolve(here, '../..');
@@ -138,21 +139,7 @@ describe('vault provision', () => {
 
 describe('vault provision (CLI process)', () => {
   beforeAll(async () => {
-    const { build } = await import('tsup');
-    await build({
-      config: false,
-      entry: { 'provision/cli': join(pkg, 'src/provision/cli.ts') },
-      outDir: CLI_DIR,
-      format: ['esm'],
-      platform: 'node',
-      target: 'node20',
-      clean: false,
-      dts: false,
-      splitting: false,
-      sourcemap: false,
-      silent: true,
-      external: ['@vault/sdk', 'hono', '@hono/node-server', 'qrcode', 'lmdb', 'zod', '@noble/curves', '@noble/hashes', '@noble/ciphers'],
-    });
+    await bundleClis(['provision/cli'], CLI_DIR);
   }, 120_000);
 
   const run = (args: string[]) => {
