@@ -9,14 +9,16 @@ const libraries = {
   'signer/index': 'src/signer/index.ts',
   'provision/index': 'src/provision/index.ts',
 };
-export default defineConfig(
-  packageBuildConfig(
-    {
-      ...libraries,
-      'control-plane/cli': 'src/control-plane/cli.ts',
-      'signer/cli': 'src/signer/cli.ts',
-      'provision/cli': 'src/provision/cli.ts',
-    },
-    { dtsEntry: libraries },
-  ),
+const config = packageBuildConfig(
+  {
+    ...libraries,
+    'control-plane/cli': 'src/control-plane/cli.ts',
+    'signer/cli': 'src/signer/cli.ts',
+    'provision/cli': 'src/provision/cli.ts',
+  },
+  { dtsEntry: libraries },
 );
+// `@internal` members (IntentStore's LMDB handles) stay out of the published declarations: a
+// consumer type-checking with skipLibCheck false would otherwise compile lmdb's own types, which
+// do not compile under ESM module settings (test/dts-consumer.test.ts).
+export default defineConfig({ ...config, dts: { entry: libraries, compilerOptions: { stripInternal: true } } });

@@ -94,13 +94,23 @@ export interface StoreMeta {
 type HistoryKey = [string, number, number];
 
 export class IntentStore {
+  // The raw LMDB handles, for this module, tests and benchmarks. @internal keeps them (and lmdb's
+  // types) out of the published declarations.
+  /** @internal */
   readonly root: RootDatabase;
+  /** @internal */
   readonly intents: Database<IntentRecord, string>;
+  /** @internal */
   readonly order: Database<string, number>;
+  /** @internal */
   readonly history: Database<HistoryEntry, HistoryKey>;
+  /** @internal */
   readonly receipts: Database<ReceiptRecord, number>;
+  /** @internal */
   readonly meta: Database<unknown, string>;
+  /** @internal */
   readonly known: Database<number, [string, string]>;
+  /** @internal */
   readonly inflight: Database<number, string>;
   #nextN: number;
   readonly #seal: ((receipt: ReceiptRecord) => ReceiptRecord) | undefined;

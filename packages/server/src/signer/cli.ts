@@ -2,6 +2,7 @@
 /**
  * @module signer/cli
  * `vault-signer keygen --keystore DIR --curve ed25519|secp256k1 [--scope wallet=ID,chain=NAME] [--drivers FILE | --trust FILE]`
+ * `vault-signer keys   --keystore DIR [--drivers FILE | --trust FILE]` (offline: no passphrase)
  * `vault-signer serve --keystore DIR --trust FILE [--state-dir DIR] [--port 7333] [--host 127.0.0.1] [--drivers FILE]`
  * `vault-signer lift (--keystore DIR | --state-dir DIR) (--approver ID | --wallet ID) ...`
  *
@@ -12,20 +13,23 @@
  * The passphrase comes from VAULT_SIGNER_PASSPHRASE or `--passphrase-file` (0600); the token
  * from VAULT_SIGNER_TOKEN or a 0600 file the signer creates in its state dir. Neither is printed.
  */
-import { parseWith, VaultError, type Curve } from '@vault/sdk';
+import { DriverRegistry, parseWith, VaultError, type ChainSigner, type Curve } from '@vault/sdk';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { readSecretFile } from '../http/index.js';
 import { loadDriverModules } from './drivers.js';
-import { createKey, DEFAULT_KDF, loadOrCreateReceiptKey, type KdfParams, type KeyScope } from './keystore.js';
+import { createKey, DEFAULT_KDF, keyIdOf, listKeyFiles, loadOrCreateReceiptKey, type KdfParams, type KeyScope } from './keystore.js';
 import { liftRestrictions } from './restrictions.js';
 import { signerStateDir, startSigner } from './serve.js';
 import { SignerState } from './state.js';
+import { importPlugin } from '../plugins.js';
+import { deriveAddresses } from './sign.js';
 import { DriversConfigSchema, loadTrust, type DriverModuleConfig } from './trust.js';
 
 const USAGE = `usage:
   vault-signer keygen --keystore DIR --curve ed25519|secp256k1 [--scope wallet=ID,chain=NAME ...] [--drivers FILE | --trust FILE]
+  vault-signer keys   --keystore DIR [--drivers FILE | --trust FILE]   (public keys and addresses; no passphrase)
   vault-signer serve  --keystore DIR --trust FILE [--state-dir DIR] [--port 7333] [--host 127.0.0.1] [--drivers FILE]
   vault-signer lift   (--keystore DIR | --state-dir DIR) (--approver ID | --wallet ID) ...   (signer stopped)
 options:
@@ -62,6 +66,35 @@ export function parseScope(values: readonly string[]): KeyScope {
     }
   }
   return scope;
+}
+
+/**
+ * The chains addresses are shown for when neither --drivers nor --trust names any: the public
+ * networks of the first-party drivers that are installed. A signer never contacts these URLs (they
+ * only satisfy the plugins' option checks); an address does not depend on the network within a
+ * family, so the key's XRPL address is the same on `xrpl:local`.
+ */
+const DEFAULT_ADDRESS_DRIVERS: readonly DriverModuleConfig[] = [
+  { module: '@vault/driver-xrpl', options: { chains: [{ chain: 'xrpl:mainnet', url: 'https://xrplcluster.com/' }, { chain: 'xrpl:testnet', url: 'https://s.altnet.rippletest.net:51234/' }, { chain: 'xrpl:devnet', url: 'https://s.devnet.rippletest.net:51234/' }, { chain: 'xrpl:local', url: 'http://127.0.0.1:5005/', networkId: 21337 }] } },
+  { module: '@vault/driver-stellar', options: { chains: [{ chain: 'stellar:pubnet', horizonUrl: 'https://horizon.stellar.org' }, { chain: 'stellar:testnet', horizonUrl: 'https://horizon-testnet.stellar.org' }] } },
+  { module: '@vault/driver-evm-safe', options: { chains: [{ chain_id: 1, rpc_url: 'https://ethereum-rpc.publicnode.com' }, { chain_id: 11155111, rpc_url: 'https://ethereum-sepolia-rpc.publicnode.com' }] } },
+];
+
+/** Only the signers (address derivation); with no configuration, the installed first-party ones. */
+async function addressSigners(values: { drivers?: string | undefined; trust?: string | undefined }): Promise<Pick<DriverRegistry<ChainSigner>, 'chains' | 'get'>> {
+  const { configs, base } = driverConfigs(values);
+  if (configs.length > 0) return (await loadDriverModules(configs, base)).signers;
+  const signers = new DriverRegistry<ChainSigner>();
+  for (const cfg of DEFAULT_ADDRESS_DRIVERS) {
+    let api: Awaited<ReturnType<typeof importPlugin>>;
+    try {
+      api = await importPlugin(cfg.module, base);
+    } catch {
+      continue; // not installed: no addresses for that family
+    }
+    if (typeof api.createSigner === 'function') signers.register(await api.createSigner(cfg.options ?? {}));
+  }
+  return signers;
 }
 
 function driverConfigs(values: { drivers?: string | undefined; trust?: string | undefined }): { configs: readonly DriverModuleConfig[]; base: string } {
@@ -107,20 +140,21 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (values.keystore === undefined) throw new UsageError('--keystore is required');
     const curve = values.curve as Curve | undefined;
     if (curve !== 'ed25519' && curve !== 'secp256k1') throw new UsageError('--curve must be ed25519 or secp256k1');
-    const { configs, base } = driverConfigs(values);
-    const { signers } = await loadDriverModules(configs, base);
+    const signers = await addressSigners(values);
     const key = await createKey(resolve(values.keystore), { curve, passphrase: passphrase(values['passphrase-file']), scope: parseScope(values.scope ?? []), kdf: kdfOf(values['kdf-log2']) });
-    const addresses: Record<string, string> = {};
-    for (const signer of signers.plugins()) {
-      for (const chain of signer.chains) {
-        try {
-          addresses[chain] = signer.deriveAddress(chain, Buffer.from(key.publicKeyHex, 'hex'), curve);
-        } catch {
-          // this family does not take this curve
-        }
-      }
-    }
+    const addresses = deriveAddresses(signers, Buffer.from(key.publicKeyHex, 'hex'), curve);
     process.stdout.write(`${JSON.stringify({ id: key.id, curve, public_key: key.publicKeyHex, scope: key.scope, file: key.path, addresses }, null, 2)}\n`);
+    return 0;
+  }
+  if (command === 'keys') {
+    if (values.keystore === undefined) throw new UsageError('--keystore is required');
+    const signers = await addressSigners(values);
+    const keys = listKeyFiles(resolve(values.keystore)).map((k) => {
+      // The header is authenticated only when a key is unlocked; at least the id must name this public key.
+      if (keyIdOf(k.publicKey) !== k.id) throw new Error(`key file ${k.id}: the id does not match its public key`);
+      return { id: k.id, curve: k.curve, public_key: k.publicKeyHex, scope: k.scope, addresses: deriveAddresses(signers, k.publicKey, k.curve) };
+    });
+    process.stdout.write(`${JSON.stringify({ keystore: resolve(values.keystore), keys }, null, 2)}\n`);
     return 0;
   }
   if (command === 'serve') {

@@ -259,6 +259,26 @@ function readKeyFile(path: string): KeyFile {
 }
 
 /**
+ * The public facts of every signing key file in `dir`, read without the passphrase: the public key,
+ * curve and scope sit in each file's header (authenticated, not encrypted), so nothing is unlocked
+ * and no secret is decrypted. `unlocked` is false for all of them.
+ *
+ * @example
+ * for (const k of listKeyFiles('/var/lib/vault/keys')) console.log(k.id, k.publicKeyHex)
+ */
+export function listKeyFiles(dir: string): KeyInfo[] {
+  if (!existsSync(dir)) throw new KeystoreError(`keystore ${dir} does not exist`, { path: dir });
+  const infos: KeyInfo[] = [];
+  for (const name of readdirSync(dir).sort()) {
+    if (!name.endsWith('.json') || name.startsWith('.')) continue;
+    const file = readKeyFile(join(dir, name));
+    if (file.purpose !== 'signing') continue;
+    infos.push({ id: file.id, curve: file.curve, publicKey: fromHex(file.public_key, 'public_key'), publicKeyHex: file.public_key, scope: file.scope, unlocked: false });
+  }
+  return infos;
+}
+
+/**
  * The software backend: every `*.json` key file of a directory, unlocked with one passphrase.
  * Keys that do not open with it stay listed as locked (the signer refuses them with `key`).
  */

@@ -47,6 +47,7 @@ import {
   type ChainProtectFacts,
   type ChainDriver,
   type ChainSigner,
+  type Curve,
   type Contribution,
   type DriverRegistry,
   type Finding,
@@ -588,17 +589,26 @@ export function summarize(intent: NormalizedIntent, chain: string): string {
 }
 
 /** Public facts about the keys, as GET /keys shows them (never a secret). */
+/**
+ * A public key's address on every chain of `signers` whose family takes its curve (an XRPL chain
+ * takes both curves, a Stellar chain ed25519, an EVM chain secp256k1).
+ */
+export function deriveAddresses(signers: Pick<DriverRegistry<ChainSigner>, 'chains' | 'get'>, publicKey: Uint8Array, curve: Curve): Record<string, string> {
+  const addresses: Record<string, string> = {};
+  for (const chain of signers.chains()) {
+    try {
+      addresses[chain] = signers.get(chain).deriveAddress(chain, publicKey, curve);
+    } catch {
+      // this chain's family does not take this curve
+    }
+  }
+  return addresses;
+}
+
 export function describeKeys(deps: Pick<SignerDeps, 'keys' | 'trust' | 'signers'>): unknown[] {
   return deps.keys.list().map((k) => {
     const trustScope = deps.trust.keyScope(k.publicKeyHex);
-    const addresses: Record<string, string> = {};
-    for (const chain of deps.signers.chains()) {
-      try {
-        addresses[chain] = deps.signers.get(chain).deriveAddress(chain, k.publicKey, k.curve);
-      } catch {
-        // this chain's family does not take this curve
-      }
-    }
+    const addresses = deriveAddresses(deps.signers, k.publicKey, k.curve);
     return {
       id: k.id,
       curve: k.curve,
