@@ -3,7 +3,7 @@
  * from an empty directory. `vault-signer keygen` prints addresses without a trust file, `vault-signer
  * keys` lists them again offline, and the README's provisioning example (its JSON block, read from
  * README.md, with only the member addresses and the devnet's port filled in) provisions a 2-of-3
- * wallet on the `vault-xrpl-devnet` CLI. CLIs are built like test/cli-help.test.ts builds them.
+ * wallet on the `vault-xrpl-devnet` CLI. CLIs are bundled from source (test/cli-bundle.ts).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { bundleClis } from './cli-bundle.js';
 
 vi.setConfig({ testTimeout: 90_000, hookTimeout: 120_000 });
 
@@ -21,21 +22,7 @@ const ENTRIES = ['signer/cli', 'control-plane/cli', 'provision/cli'] as const;
 const ENV = { ...process.env, VAULT_SIGNER_PASSPHRASE: 'a long signer passphrase', VAULT_OPERATOR_PASSPHRASE: 'a long operator passphrase' };
 
 beforeAll(async () => {
-  const { build } = await import('tsup');
-  await build({
-    config: false,
-    entry: Object.fromEntries(ENTRIES.map((e) => [e, join(pkg, `src/${e}.ts`)])),
-    outDir,
-    format: ['esm'],
-    platform: 'node',
-    target: 'node20',
-    clean: false,
-    dts: false,
-    splitting: false,
-    sourcemap: false,
-    silent: true,
-    external: ['@vault/sdk', 'hono', '@hono/node-server', 'qrcode', 'lmdb', 'zod', '@noble/curves', '@noble/hashes', '@noble/ciphers'],
-  });
+  await bundleClis(ENTRIES, outDir);
 });
 
 function run(entry: (typeof ENTRIES)[number], args: string[], cwd: string, env: NodeJS.ProcessEnv = ENV): { status: number | null; stdout: string; stderr: string } {
