@@ -152,9 +152,12 @@ describe('cli', () => {
     }
   });
 
-  it('keygen without drivers prints no addresses; keygen reads drivers from a trust file', async () => {
+  it('keygen without drivers prints the addresses of the installed first-party drivers; keygen reads drivers from a trust file', async () => {
     const out = await captureStdout(() => main(['keygen', '--keystore', join(root, 'k3'), '--curve', 'secp256k1', '--kdf-log2', '10', '--passphrase-file', passFile()]));
-    expect(JSON.parse(out).addresses).toEqual({});
+    const chains = Object.keys(JSON.parse(out).addresses);
+    expect(chains).toContain('xrpl:local');
+    expect(chains.some((c) => c.startsWith('eip155:'))).toBe(true);
+    expect(chains).not.toContain('memory:devnet');
     const viaTrust = await captureStdout(() => main(['keygen', '--keystore', join(root, 'k3'), '--curve', 'ed25519', '--trust', join(root, 'trust.json'), '--kdf-log2', '10', '--passphrase-file', passFile()]));
     expect(Object.keys(JSON.parse(viaTrust).addresses)).toEqual(['memory:devnet']);
   });
