@@ -18,6 +18,7 @@ import {
   SessionUnlockResultSchema,
   StoredIntentSchema,
 } from './control-plane.js';
+import { VaultEventSchema } from './event.js';
 import { AssetSpecSchema, IntentRequestSchema, OperationSchema } from './intent.js';
 import { PolicySetSchema, RuleSchema } from './policy.js';
 import { FindingSchema, ProtectInputsSchema, SignerOutcomeSchema } from './protect.js';
@@ -30,6 +31,7 @@ import { ChainParamsSchema, SignerDescSchema, WalletDescriptorSchema } from './w
 export * from './approval.js';
 export * from './common.js';
 export * from './control-plane.js';
+export * from './event.js';
 export * from './intent.js';
 export * from './policy.js';
 export * from './protect.js';
@@ -103,6 +105,7 @@ export const WIRE_SCHEMAS = {
   ReceiptRecord: ReceiptRecordSchema,
   LedgerVerifyResult: LedgerVerifyResultSchema,
   SupplyReport: SupplyReportSchema,
+  VaultEvent: VaultEventSchema,
 } as const;
 export type WireSchemaName = keyof typeof WIRE_SCHEMAS;
 

@@ -1,0 +1,54 @@
+/**
+ * @module schemas/event
+ * Events: one for every change of state in the control plane, written in the same durable commit
+ * as the change (an outbox), served as a replayable log (`GET /events`), a live stream
+ * (`GET /events/stream`) and signed webhooks. An event is a projection of the receipt it belongs
+ * to: the receipt is the proof, the event is the notification.
+ */
+import { z } from 'zod';
+import { boundedString, DigestSchema, integer, UnixSecondsSchema } from './common.js';
+
+/**
+ * An event id: `evt_` and the event's position in the log as 16 decimal digits, so ids sort in
+ * log order as strings and one id names one event forever (webhook retries reuse it).
+ */
+export const EventIdSchema = z.string().regex(/^evt_[0-9]{16}$/, 'expected evt_ and 16 digits');
+
+/** `evt_0000000000000042` for position 42. */
+export function eventId(seq: number): string {
+  if (!Number.isSafeInteger(seq) || seq < 0) throw new RangeError(`event seq must be a safe integer >= 0, got ${seq}`);
+  return `evt_${String(seq).padStart(16, '0')}`;
+}
+
+/** The position an event id names (the cursor of `GET /events?after=`). */
+export function eventSeq(id: string): number {
+  const parsed = EventIdSchema.safeParse(id);
+  if (!parsed.success) throw new RangeError(`not an event id: ${JSON.stringify(id).slice(0, 40)}`);
+  return Number(id.slice(4));
+}
+
+/** Dotted lowercase: `intent.created`, `device.revoked`. */
+export const EventTypeSchema = z.string().max(64).regex(/^[a-z][a-z_]*(\.[a-z][a-z_]*)+$/, 'expected a dotted lowercase event type');
+
+/** What an event is about. At least one member is set. */
+export const EventSubjectSchema = z
+  .strictObject({
+    intent: boundedString(128).optional(),
+    wallet: boundedString(128).optional(),
+    device: boundedString(128).optional(),
+  })
+  .refine((s) => s.intent !== undefined || s.wallet !== undefined || s.device !== undefined, 'subject names no intent, wallet or device');
+
+export const VaultEventSchema = z.strictObject({
+  id: EventIdSchema,
+  seq: integer().min(0),
+  type: EventTypeSchema,
+  /** When the change was committed (the receipt's time). */
+  at: UnixSecondsSchema,
+  subject: EventSubjectSchema,
+  /** The hash of the receipt this event projects; null only for events no receipt records. */
+  receipt: DigestSchema.nullable(),
+  /** The type's own fields (JSON). */
+  data: z.record(z.string(), z.unknown()),
+});
+export type VaultEvent = z.infer<typeof VaultEventSchema>;
