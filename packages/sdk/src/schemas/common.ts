@@ -45,8 +45,8 @@ export const IntentIdSchema = z.string().regex(INTENT_ID_RE, 'intent id must be 
 const INVISIBLE_RE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Z}]/u;
 
 /**
- * A string naming an account (destination, asset issuer): bounded, and free of characters that
- * are invisible or control. Whether it is an address of the wallet's chain is the driver's call
+ * A string naming an account or an asset (destination, asset issuer, asset symbol): bounded, and
+ * free of characters that are invisible or control. Whether it is an address of the wallet's chain is the driver's call
  * (`normalizeAddresses`); this part needs no driver.
  */
 export function addressText(max: number) {

@@ -107,7 +107,8 @@ export const IntentRequestSchema = z.strictObject({
   wallet: boundedString(128),
   destination: addressText(256),
   amount: AmountSchema,
-  asset_symbol: boundedString(64).optional(),
+  /** Shown to approvers beside the amount: no invisible or direction-changing character (U+202E would show `USDC` for `CDSU`). */
+  asset_symbol: addressText(64).optional(),
   asset_issuer: addressText(256).optional(),
   asset_decimals: integer().min(0).max(36).optional(),
   memo: boundedText(1024, 'memo must be at most 1024 characters').optional(),

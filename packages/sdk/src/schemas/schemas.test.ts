@@ -328,3 +328,15 @@ describe('attack: integers given as -0 are refused in every integer field, namin
     }
   });
 });
+
+describe('asset_symbol', () => {
+  it('attack: an asset symbol spoofed with a right-to-left override', () => {
+    const base = { wallet: 'ops', destination: 'rDest', amount: '1' };
+    for (const symbol of ['\u202eCDSU', 'USD\u200bC', 'US\u0000DC', 'USDC ', '\u2066USDC\u2069']) {
+      const r = IntentRequestSchema.safeParse({ ...base, asset_symbol: symbol });
+      expect(r.success, JSON.stringify(symbol)).toBe(false);
+      if (!r.success) expect(r.error.issues[0]?.path).toEqual(['asset_symbol']);
+    }
+    expect(IntentRequestSchema.safeParse({ ...base, asset_symbol: 'USDC.e' }).success).toBe(true);
+  });
+});
