@@ -36,7 +36,6 @@ import {
   createWalletClient,
   decodeErrorResult,
   decodeFunctionData,
-  decodeEventLog,
   defineChain,
   encodeFunctionData,
   formatUnits,
@@ -72,7 +71,8 @@ import {
   type SafeTx,
 } from './safe-tx.js';
 import { publicKeyToEvmAddress, recoverEvmAddress } from './secp256k1.js';
-import { EXECUTION_FAILURE, EXECUTION_SUCCESS, nonceRecord, type ExecutionLog, type NonceRecord, type SafeHistory } from './fate.js';
+import { readSafeConfig } from './safe-config.js';
+import { EXECUTION_FAILURE, EXECUTION_SUCCESS, executionEvent, nonceRecord, type ExecutionLog, type NonceRecord, type SafeHistory } from './fate.js';
 
 /** ERC-20 calls the driver makes (and mint, which `issue` builds). */
 export const ERC20_ABI = parseAbi([
@@ -351,7 +351,7 @@ export function createEvmSafeDriver(options: EvmSafeDriverOptions): EvmSafeDrive
       if (!Array.isArray(logs)) throw new TransportError(`${ctx.chain}: eth_getLogs answered no list`);
       return logs
         .filter((l) => typeof l?.address === 'string' && l.address.toLowerCase() === safe.toLowerCase() && !l.removed && Array.isArray(l.topics))
-        .map((l): ExecutionLog => ({ topics: l.topics as Hex[], transactionHash: l.transactionHash }));
+        .map((l): ExecutionLog => ({ topics: l.topics as Hex[], data: l.data as Hex, transactionHash: l.transactionHash }));
     },
   });
 
@@ -732,12 +732,22 @@ export function createEvmSafeDriver(options: EvmSafeDriverOptions): EvmSafeDrive
       const owners = await readSafe(ctx, safe, 'getOwners');
       const threshold = await readSafe(ctx, safe, 'getThreshold');
       const nonce = await readSafe(ctx, safe, 'nonce');
-      const version = await readSafe(ctx, safe, 'VERSION');
+      const config = await readSafeConfig(ctx.client, safe, (what, fn) => rpc(ctx, what, fn));
       return {
         address: safe,
         members: owners.map((o) => ({ address: getAddress(o), weight: 1 })),
         quorum: Number(threshold),
-        extra: { nonce: nonce.toString(), version },
+        extra: { nonce: nonce.toString(), version: config.claimedVersion },
+        // version is null when the singleton's code is no official Safe's: reconcile shows it.
+        settings: {
+          version: config.version,
+          singleton: config.singleton,
+          fallback_handler: config.fallbackHandler,
+          modules: config.modules,
+          guard: config.guard,
+          module_guard: config.moduleGuard,
+        },
+        bypasses: config.modules.map((address) => ({ kind: 'module', address })),
       };
     },
   };
@@ -822,12 +832,8 @@ function safeTxOfCalldata(blob: SafeBlob): SafeTx | null {
 function safeEvent(logs: readonly { address: string; data: Hex; topics: readonly Hex[] }[], safe: Address, safeTxHash: Hex): 'ExecutionSuccess' | 'ExecutionFailure' | null {
   for (const log of logs) {
     if (log.address.toLowerCase() !== safe.toLowerCase()) continue;
-    try {
-      const ev = decodeEventLog({ abi: SAFE_ABI, data: log.data, topics: log.topics as [Hex, ...Hex[]] });
-      if ((ev.eventName === 'ExecutionSuccess' || ev.eventName === 'ExecutionFailure') && ev.args.txHash.toLowerCase() === safeTxHash) return ev.eventName;
-    } catch {
-      // another event of the Safe
-    }
+    const ev = executionEvent(log);
+    if (ev && ev.txHash === safeTxHash.toLowerCase()) return ev.kind === 'success' ? 'ExecutionSuccess' : 'ExecutionFailure';
   }
   return null;
 }

@@ -20,7 +20,32 @@ export const EXECUTION_FAILURE = toEventSelector('ExecutionFailure(bytes32,uint2
 /** One ExecutionSuccess / ExecutionFailure log of the Safe, as eth_getLogs returns it. */
 export interface ExecutionLog {
   topics: readonly Hex[];
+  data: Hex;
   transactionHash: Hex | null;
+}
+
+/**
+ * The execution event a Safe log records, and for which safeTxHash, or null for any other log.
+ * Safe v1.4.0 made `txHash` an indexed topic; v1.3.0 writes it as the first word of the data.
+ * Reading only the topic would take every v1.3.0 execution for someone else's, and call an
+ * applied payload dead: the one answer payloadFate must never give.
+ *
+ * @example
+ * executionEvent({ topics: [EXECUTION_SUCCESS], data: `0x${hash}${payment}` }) // { kind: 'success', txHash: `0x${hash}` }
+ */
+export function executionEvent(log: { topics: readonly Hex[]; data: Hex }): { kind: 'success' | 'failure'; txHash: Hex } | null {
+  const sig = log.topics[0]?.toLowerCase();
+  const kind = sig === EXECUTION_SUCCESS ? 'success' : sig === EXECUTION_FAILURE ? 'failure' : null;
+  if (kind === null) return null;
+  const data = typeof log.data === 'string' ? log.data.toLowerCase() : '';
+  // v1.4.0+: event X(bytes32 indexed txHash, uint256 payment) -> 2 topics, data = payment.
+  if (log.topics.length === 2 && /^0x[0-9a-f]{64}$/.test(data)) {
+    const topic = log.topics[1]?.toLowerCase() ?? '';
+    return /^0x[0-9a-f]{64}$/.test(topic) ? { kind, txHash: topic as Hex } : null;
+  }
+  // v1.3.0: event X(bytes32 txHash, uint256 payment) -> 1 topic, data = txHash ‖ payment.
+  if (log.topics.length === 1 && /^0x[0-9a-f]{128}$/.test(data)) return { kind, txHash: `0x${data.slice(2, 66)}` as Hex };
+  return null;
 }
 
 /** The reads the search needs, each pinned to a block number. */
@@ -97,11 +122,11 @@ export async function nonceRecord(history: SafeHistory, input: { nonce: bigint; 
       `block ${hi} moved the Safe nonce from ${loNonce} to ${hiNonce} but carries ${logs.length} execution event(s): cannot attribute nonce ${nonce}`,
     );
   }
-  const ours = logs.filter((l) => l.topics[1]?.toLowerCase() === safeTxHash);
+  const ours = logs.map((l) => ({ log: l, ev: executionEvent(l) })).filter((x) => x.ev?.txHash === safeTxHash);
   // A success wins over a failure for the same hash: "applied" is never the unsafe answer.
-  const success = ours.find((l) => l.topics[0]?.toLowerCase() === EXECUTION_SUCCESS);
+  const success = ours.find((x) => x.ev?.kind === 'success')?.log;
   if (success) return { state: 'applied', head, safeNonce: atHead, block: hi, ethTxHash: success.transactionHash };
-  const failure = ours.find((l) => l.topics[0]?.toLowerCase() === EXECUTION_FAILURE);
+  const failure = ours.find((x) => x.ev?.kind === 'failure')?.log;
   if (failure) return { state: 'failed', head, safeNonce: atHead, block: hi, ethTxHash: failure.transactionHash };
   return { state: 'consumed', head, safeNonce: atHead, block: hi, ethTxHash: null };
 }

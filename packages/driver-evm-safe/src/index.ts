@@ -21,7 +21,7 @@ export {
   type EvmExecutorOptions,
   type EvmSafePluginOptions,
 } from './plugin.js';
-export { EXECUTION_FAILURE, EXECUTION_SUCCESS, nonceRecord, type ExecutionLog, type NonceRecord, type SafeHistory } from './fate.js';
+export { EXECUTION_FAILURE, EXECUTION_SUCCESS, executionEvent, nonceRecord, type ExecutionLog, type NonceRecord, type SafeHistory } from './fate.js';
 export {
   BURNED_OWNERS,
   EVM_FINALITIES,
@@ -62,3 +62,15 @@ export { compressPublicKey, publicKeyToEvmAddress, recoverEvmAddress } from './s
 // `@vault/driver-evm-safe/provision`, loaded by createProvisioner when called.
 export type { EvmSafeProvisionerOptions } from './provision.js';
 export { PROVISION_SALT_DOMAIN, SAFE_V141_ADDRESSES, encodeSetup, predictSafeAddress, provisionSaltNonce } from './safe-deploy.js';
+export {
+  DEFAULT_SAFE_VERSION,
+  identifySingleton,
+  knownSingletons,
+  parseSafeVersion,
+  safeContracts,
+  SAFE_VERSIONS,
+  type KnownSingleton,
+  type SafeContracts,
+  type SafeVersion,
+} from './versions.js';
+export { FALLBACK_HANDLER_SLOT, GUARD_SLOT, MAX_MODULES, MODULE_GUARD_SLOT, readSafeConfig, type SafeConfig } from './safe-config.js';

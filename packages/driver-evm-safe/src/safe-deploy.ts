@@ -40,16 +40,22 @@ export const SAFE_FACTORY_ABI = parseAbi([
   'event ProxyCreation(address indexed proxy, address singleton)',
 ]);
 
+/** GnosisSafeProxyFactory v1.3.0 emits ProxyCreation with the proxy unindexed (it became indexed in v1.4.0). */
+const PROXY_CREATION_V130_ABI = parseAbi(['event ProxyCreation(address proxy, address singleton)']);
+
 const SETUP_ABI = parseAbi([
   'function setup(address[] _owners, uint256 _threshold, address to, bytes data, address fallbackHandler, address paymentToken, uint256 payment, address paymentReceiver)',
 ]);
 
-/** Safe.setup calldata: owners, threshold, the compatibility fallback handler, no payment. */
-export function encodeSetup(owners: readonly Address[], threshold: number): Hex {
+/**
+ * Safe.setup calldata: owners, threshold, a compatibility fallback handler (v1.4.1's unless
+ * given: each version has its own), no modules, no payment. The same in v1.3.0, v1.4.1, v1.5.0.
+ */
+export function encodeSetup(owners: readonly Address[], threshold: number, fallbackHandler: Address = SAFE_V141_ADDRESSES.compatibilityFallbackHandler): Hex {
   return encodeFunctionData({
     abi: SETUP_ABI,
     functionName: 'setup',
-    args: [owners, BigInt(threshold), zeroAddress, '0x', SAFE_V141_ADDRESSES.compatibilityFallbackHandler, zeroAddress, 0n, zeroAddress],
+    args: [owners, BigInt(threshold), zeroAddress, '0x', fallbackHandler, zeroAddress, 0n, zeroAddress],
   });
 }
 
@@ -72,7 +78,7 @@ export function provisionSaltNonce(chain: string, wallet: string): bigint {
 /**
  * Where `createProxyWithNonce(singleton, initializer, saltNonce)` deploys the proxy (CREATE2 by the
  * factory, salt `keccak256(keccak256(initializer) ‖ saltNonce)`, init code
- * `proxyCreationCode ‖ uint256(singleton)`), as SafeProxyFactory v1.4.1 computes it.
+ * `proxyCreationCode ‖ uint256(singleton)`), as SafeProxyFactory v1.3.0, v1.4.1 and v1.5.0 compute it.
  */
 export function predictSafeAddress(input: { proxyCreationCode: Hex; initializer: Hex; saltNonce: bigint; singleton?: Address; factory?: Address }): Address {
   const salt = keccak256(encodePacked(['bytes32', 'uint256'], [keccak256(input.initializer), input.saltNonce]));
@@ -84,11 +90,13 @@ export function predictSafeAddress(input: { proxyCreationCode: Hex; initializer:
 export function createdProxy(logs: readonly { address: string; data: Hex; topics: readonly Hex[] }[], factory: Address = SAFE_V141_ADDRESSES.safeProxyFactory): Address | null {
   for (const log of logs) {
     if (log.address.toLowerCase() !== factory.toLowerCase()) continue;
-    try {
-      const ev = decodeEventLog({ abi: SAFE_FACTORY_ABI, data: log.data, topics: log.topics as [Hex, ...Hex[]] });
-      if (ev.eventName === 'ProxyCreation') return getAddress(ev.args.proxy);
-    } catch {
-      // another event of the factory
+    for (const abi of [SAFE_FACTORY_ABI, PROXY_CREATION_V130_ABI]) {
+      try {
+        const ev = decodeEventLog({ abi, data: log.data, topics: log.topics as [Hex, ...Hex[]] });
+        if (ev.eventName === 'ProxyCreation') return getAddress(ev.args.proxy);
+      } catch {
+        // another event of the factory, or the other version's form
+      }
     }
   }
   return null;

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { normalizeIntent, TransportError, ValidationError, type BuiltPayload, type IntentRequest } from '@vault/sdk';
 import { encodeFunctionData, toHex, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { createEvmSafeDriver, EXECUTION_FAILURE, EXECUTION_SUCCESS, nonceRecord, SAFE_ABI, safeTxHash, type EvmSafeDriver, type SafeHistory, type SafePayload } from '../src/index.js';
+import { createEvmSafeDriver, EXECUTION_FAILURE, EXECUTION_SUCCESS, executionEvent, nonceRecord, SAFE_ABI, safeTxHash, type EvmSafeDriver, type SafeHistory, type SafePayload } from '../src/index.js';
 import { createEvmSafeSigner } from '../src/signer.js';
 import { startEvmDevnet } from '../src/devnet/index.js';
 import { rawRpc, safeWallet, secpKey } from './helpers.js';
@@ -221,7 +221,7 @@ describe('payloadFate refusals', () => {
 describe('nonceRecord (the search, over a recorded history)', () => {
   const H = `0x${'11'.repeat(32)}` as Hex;
   /** nonces[b] is the nonce at the end of block b; events[b] the execution logs in block b. */
-  const history = (nonces: bigint[], events: Record<number, { topics: Hex[] }[]> = {}): SafeHistory & { reads: bigint[] } => {
+  const history = (nonces: bigint[], events: Record<number, { topics: Hex[]; data?: Hex }[]> = {}): SafeHistory & { reads: bigint[] } => {
     const reads: bigint[] = [];
     return {
       reads,
@@ -229,7 +229,8 @@ describe('nonceRecord (the search, over a recorded history)', () => {
         reads.push(b);
         return nonces[Number(b)] as bigint;
       },
-      executionLogs: async (b) => (events[Number(b)] ?? []).map((e) => ({ ...e, transactionHash: null })),
+      // v1.4.0+ logs (txHash indexed) carry the payment as their data unless a test says otherwise.
+      executionLogs: async (b) => (events[Number(b)] ?? []).map((e) => ({ data: `0x${'00'.repeat(32)}` as Hex, ...e, transactionHash: null })),
     };
   };
 
@@ -246,6 +247,19 @@ describe('nonceRecord (the search, over a recorded history)', () => {
     await expect(nonceRecord(history(nonces, { 2: [{ topics: [EXECUTION_FAILURE, H] }, { topics: [EXECUTION_SUCCESS, H] }] }), { nonce: 0n, safeTxHash: H, head: 2n })).resolves.toMatchObject({ state: 'applied' });
     await expect(nonceRecord(history(nonces, { 2: [{ topics: [EXECUTION_FAILURE, H] }, { topics: [EXECUTION_SUCCESS, other] }] }), { nonce: 0n, safeTxHash: H, head: 2n })).resolves.toMatchObject({ state: 'failed' });
     await expect(nonceRecord(history(nonces, { 2: [{ topics: [EXECUTION_SUCCESS, other] }, { topics: [EXECUTION_SUCCESS, other] }] }), { nonce: 0n, safeTxHash: H, head: 2n })).resolves.toMatchObject({ state: 'consumed', block: 2n });
+  });
+
+  it('reads Safe v1.3.0 events, whose txHash is in the data, not a topic: an applied payload is never consumed', async () => {
+    const nonces = [0n, 0n, 1n];
+    const v130 = (sig: Hex, hash: Hex) => ({ topics: [sig], data: `${hash}${'00'.repeat(32)}` as Hex });
+    const other = `0x${'22'.repeat(32)}` as Hex;
+    await expect(nonceRecord(history(nonces, { 2: [v130(EXECUTION_SUCCESS, H)] }), { nonce: 0n, safeTxHash: H, head: 2n })).resolves.toMatchObject({ state: 'applied', block: 2n });
+    await expect(nonceRecord(history(nonces, { 2: [v130(EXECUTION_FAILURE, H)] }), { nonce: 0n, safeTxHash: H, head: 2n })).resolves.toMatchObject({ state: 'failed' });
+    await expect(nonceRecord(history(nonces, { 2: [v130(EXECUTION_SUCCESS, other)] }), { nonce: 0n, safeTxHash: H, head: 2n })).resolves.toMatchObject({ state: 'consumed' });
+    // Neither form when the shape is off: a log that is neither is nobody's execution.
+    expect(executionEvent({ topics: [EXECUTION_SUCCESS], data: H })).toBeNull();
+    expect(executionEvent({ topics: [EXECUTION_SUCCESS, H], data: `${H}${'00'.repeat(32)}` as Hex })).toBeNull();
+    expect(executionEvent({ topics: [EXECUTION_SUCCESS, H], data: `0x${'00'.repeat(32)}` })).toEqual({ kind: 'success', txHash: H });
   });
 
   it('throws when the nonce is already past at genesis, or a block’s events do not match its nonce increase', async () => {

@@ -50,10 +50,12 @@ export function independentReader(url: string): IndependentReader {
   return {
     balance: async (address) => BigInt(await rawRpc<string>(url, 'eth_getBalance', [address, 'latest'])),
     async txResult(hash) {
-      const logs = await rawRpc<{ topics: string[]; transactionHash: string }[]>(url, 'eth_getLogs', [
-        { fromBlock: '0x0', toBlock: 'latest', topics: [[EXECUTION_SUCCESS, EXECUTION_FAILURE], hash.toLowerCase()] },
+      // Safe v1.4.0+ index the SafeTx hash (topic 1); v1.3.0 writes it as the first data word.
+      const logs = await rawRpc<{ topics: string[]; data: string; transactionHash: string }[]>(url, 'eth_getLogs', [
+        { fromBlock: '0x0', toBlock: 'latest', topics: [[EXECUTION_SUCCESS, EXECUTION_FAILURE]] },
       ]);
-      const log = logs[0];
+      const h = hash.toLowerCase().replace(/^0x/, '');
+      const log = logs.find((l) => (l.topics.length === 2 ? l.topics[1] === `0x${h}` : l.data.slice(2, 66) === h));
       if (!log) return null;
       const receipt = await rawRpc<{ status: string }>(url, 'eth_getTransactionReceipt', [log.transactionHash]);
       const success = log.topics[0] === EXECUTION_SUCCESS && receipt.status === '0x1';

@@ -16,6 +16,7 @@ import {
   createWalletClient,
   defineChain,
   getAddress,
+  getContractAddress,
   http,
   toHex,
   type Address,
@@ -30,6 +31,7 @@ import {
 import { generatePrivateKey, mnemonicToAccount, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { balanceSlotOf, tokenDeployData, TEST_TOKEN_ABI, type TestTokenOptions } from './token.js';
 import { createdProxy, encodeSetup, SAFE_FACTORY_ABI, SAFE_V141_ADDRESSES } from '../safe-deploy.js';
+import { DEFAULT_SAFE_VERSION, safeContracts, SAFE_VERSIONS, type SafeContracts, type SafeVersion } from '../versions.js';
 
 export { SAFE_V141_ADDRESSES, encodeSetup } from '../safe-deploy.js';
 
@@ -56,10 +58,51 @@ const ARTIFACTS: Record<SafeContractName, string> = {
 
 /** Creation bytecode of a Safe v1.4.1 contract from @safe-global/safe-contracts. */
 export function safeArtifactBytecode(name: SafeContractName): Hex {
-  const root = dirname(require.resolve('@safe-global/safe-contracts/package.json'));
-  const artifact = JSON.parse(readFileSync(join(root, 'build/artifacts/contracts', ARTIFACTS[name]), 'utf8')) as { bytecode: Hex };
+  return artifactBytecode('@safe-global/safe-contracts', ARTIFACTS[name]);
+}
+
+function artifactBytecode(pkg: string, path: string): Hex {
+  const root = dirname(require.resolve(`${pkg}/package.json`));
+  const artifact = JSON.parse(readFileSync(join(root, 'build/artifacts/contracts', path), 'utf8')) as { bytecode: Hex };
   return artifact.bytecode;
 }
+
+type CoreContract = 'singleton' | 'singletonL2' | 'proxyFactory' | 'fallbackHandler';
+
+/** Where each version's contracts come from: the artifacts Safe published on npm for that version. */
+const VERSION_ARTIFACTS: Record<SafeVersion, { pkg: string; paths: Record<CoreContract, string> }> = {
+  '1.3.0': {
+    pkg: '@gnosis.pm/safe-contracts',
+    paths: {
+      singleton: 'GnosisSafe.sol/GnosisSafe.json',
+      singletonL2: 'GnosisSafeL2.sol/GnosisSafeL2.json',
+      proxyFactory: 'proxies/GnosisSafeProxyFactory.sol/GnosisSafeProxyFactory.json',
+      fallbackHandler: 'handler/CompatibilityFallbackHandler.sol/CompatibilityFallbackHandler.json',
+    },
+  },
+  '1.4.1': { pkg: '@safe-global/safe-contracts', paths: { singleton: ARTIFACTS.safe, singletonL2: ARTIFACTS.safeL2, proxyFactory: ARTIFACTS.safeProxyFactory, fallbackHandler: ARTIFACTS.compatibilityFallbackHandler } },
+  '1.5.0': {
+    pkg: '@safe-global/safe-smart-account',
+    paths: {
+      singleton: 'Safe.sol/Safe.json',
+      singletonL2: 'SafeL2.sol/SafeL2.json',
+      proxyFactory: 'proxies/SafeProxyFactory.sol/SafeProxyFactory.json',
+      fallbackHandler: 'handler/CompatibilityFallbackHandler.sol/CompatibilityFallbackHandler.json',
+    },
+  },
+};
+
+/** Creation bytecode of one of a Safe version's core contracts, from that version's npm artifacts. */
+export function safeVersionBytecode(version: SafeVersion, contract: CoreContract): Hex {
+  const v = VERSION_ARTIFACTS[version];
+  return artifactBytecode(v.pkg, v.paths[contract]);
+}
+
+/**
+ * The deterministic deployment proxy anvil pre-deploys (Arachnid's CREATE2 factory): Safe v1.3.0's
+ * canonical addresses came from it; v1.4.1 and v1.5.0 came from Safe's singleton factory.
+ */
+export const DETERMINISTIC_DEPLOYMENT_PROXY: Address = '0x4e59b44847b379578588920cA78FbF26c0B4956C';
 
 /**
  * The anvil binary: `options.anvilPath`, else `VAULT_ANVIL_PATH`, else the pinned
@@ -104,6 +147,11 @@ export interface StartEvmDevnetOptions {
   startTimeoutMs?: number;
   /** Polling interval of the devnet's own viem clients. Default 50 ms. */
   pollingInterval?: number;
+  /**
+   * Safe versions deployed at their official addresses besides v1.4.1 (always deployed: the
+   * default Safe runs it). Default: every supported version (1.3.0, 1.4.1, 1.5.0).
+   */
+  safeVersions?: readonly SafeVersion[];
 }
 
 export interface DevnetSafe {
@@ -119,6 +167,10 @@ export interface CreateSafeOptions {
   balance?: bigint;
   /** CREATE2 salt nonce. Default: a counter. */
   saltNonce?: bigint;
+  /** Safe version (deployed by the devnet, see `safeVersions`). Default 1.4.1. */
+  version?: SafeVersion;
+  /** The L2 singleton (emits SafeMultiSigTransaction) instead of the plain one. Default false. */
+  l2?: boolean;
 }
 
 export interface EvmDevnet {
@@ -137,11 +189,13 @@ export interface EvmDevnet {
     funded: DevnetAccount[];
   };
   safeAddresses: typeof SAFE_V141_ADDRESSES;
+  /** The official contracts of every Safe version the devnet deployed. */
+  safeVersions: Partial<Record<SafeVersion, SafeContracts>>;
   /** The default Safe and its owner keys. */
   safe: DevnetSafe;
   /** The test ERC-20, owned by the default Safe. */
   token: { address: Address; symbol: string; decimals: number; owner: Address };
-  /** Deploys a Safe proxy (Safe v1.4.1 singleton, compatibility fallback handler). */
+  /** Deploys a Safe proxy (v1.4.1 unless `version`; plain unless `l2`; the version's compatibility fallback handler). */
   createSafe(options: CreateSafeOptions): Promise<Address>;
   /** Deploys another test token owned by `owner`. */
   deployToken(owner: Address, options?: TestTokenOptions): Promise<Address>;
@@ -295,18 +349,39 @@ async function deploy(child: ChildProcess, rpcUrl: string, chainId: number, opti
     }
   }
 
+  // 2b. Other versions' core contracts at the addresses Safe's registry names, each through the
+  // CREATE2 factory that reproduces them (checked: a wrong artifact would land elsewhere).
+  const versions: Partial<Record<SafeVersion, SafeContracts>> = {};
+  for (const version of new Set<SafeVersion>([DEFAULT_SAFE_VERSION, ...(options.safeVersions ?? SAFE_VERSIONS)])) {
+    const contracts = safeContracts(version, chainId);
+    for (const contract of ['singleton', 'singletonL2', 'proxyFactory', 'fallbackHandler'] as const) {
+      const expected = contracts[contract];
+      if ((await publicClient.getCode({ address: expected })) !== undefined) continue;
+      const bytecode = safeVersionBytecode(version, contract);
+      const salt0 = `0x${'00'.repeat(32)}` as Hex;
+      const factory = [info.address, DETERMINISTIC_DEPLOYMENT_PROXY].find((f) => getContractAddress({ opcode: 'CREATE2', from: f, salt: salt0, bytecode }) === expected);
+      if (!factory) throw new Error(`Safe v${version} ${contract}: the npm artifact does not deploy to the official address ${expected}`);
+      await mined(await wallet.sendTransaction({ to: factory, data: `${salt0}${bytecode.slice(2)}` as Hex, gas: 8_000_000n }));
+      if ((await publicClient.getCode({ address: expected })) === undefined) throw new Error(`Safe v${version} ${contract} did not land at ${expected}`);
+    }
+    versions[version] = contracts;
+  }
+
   let salt = 0n;
   const createSafe = async (o: CreateSafeOptions): Promise<Address> => {
-    const initializer = encodeSetup(o.owners, o.threshold);
+    const version = o.version ?? DEFAULT_SAFE_VERSION;
+    const contracts = versions[version];
+    if (!contracts) throw new Error(`Safe v${version} is not deployed on this devnet (safeVersions)`);
+    const initializer = encodeSetup(o.owners, o.threshold, contracts.fallbackHandler);
     const saltNonce = o.saltNonce ?? BigInt(Date.now()) * 1000n + salt++;
     const hash = await wallet.writeContract({
-      address: SAFE_V141_ADDRESSES.safeProxyFactory,
+      address: contracts.proxyFactory,
       abi: SAFE_FACTORY_ABI,
       functionName: 'createProxyWithNonce',
-      args: [SAFE_V141_ADDRESSES.safe, initializer, saltNonce],
+      args: [o.l2 ? contracts.singletonL2 : contracts.singleton, initializer, saltNonce],
     });
     const receipt = await mined(hash);
-    const proxy = createdProxy(receipt.logs);
+    const proxy = createdProxy(receipt.logs, contracts.proxyFactory);
     if (!proxy) throw new Error('ProxyCreation event missing');
     if (o.balance) await testClient.setBalance({ address: proxy, value: o.balance });
     return proxy;
@@ -349,6 +424,7 @@ async function deploy(child: ChildProcess, rpcUrl: string, chainId: number, opti
     pid: child.pid,
     accounts: { deployer, executor, funded },
     safeAddresses: SAFE_V141_ADDRESSES,
+    safeVersions: versions,
     safe: { address: safeAddress, owners, threshold },
     token: { address: tokenAddress, symbol: 'VTT', decimals: 6, owner: getAddress(tokenOwner) },
     createSafe,

@@ -48,3 +48,32 @@ describe('compareControl', () => {
     expect(r.checked.map((c) => c.field)).not.toContain('masterKeyEnabled');
   });
 });
+
+describe('compareControl: a Safe’s settings', () => {
+  const A = '0x00000000000000000000000000000000000000aa';
+  const M = '0x00000000000000000000000000000000000000Mm'.replace('Mm', 'b1');
+  const ZERO = '0x0000000000000000000000000000000000000000';
+  const safe = (extra: Record<string, unknown> = {}): WalletDescriptor =>
+    ({ wallet: 's', chain: 'eip155:1', control: { kind: 'evm_safe', safe: '0x00000000000000000000000000000000000000cc', owners: [{ address: A, curve: 'secp256k1', weight: 1, label: 'a' }], threshold: 1, ...extra } }) as WalletDescriptor;
+  const state = (settings: Record<string, string | string[] | null>) => ({ address: '0x00000000000000000000000000000000000000CC', quorum: 1, members: [{ address: A, weight: 1 }], settings });
+  const clean = { version: '1.3.0', singleton: '0xd9Db270c1B5E3Bd161E8c8503c55cEABeE709552', fallback_handler: '0xf48f2B2d2a534e402487b3ee7C18c33Aec0Fe5e4', modules: [], guard: ZERO, module_guard: ZERO };
+
+  it('an enabled module, a guard and a module guard are drift unless the descriptor allows them', () => {
+    const r = compareControl(safe(), state({ ...clean, modules: [M], guard: A, module_guard: A }));
+    expect(r.drift.map((d) => d.field)).toEqual(['modules', 'guard', 'module_guard']);
+    expect(compareControl(safe({ modules: [M.toUpperCase().replace('0X', '0x')], guard: A }), state({ ...clean, modules: [M], guard: A })).clean).toBe(true);
+  });
+
+  it('an upgrade (another singleton or version) and a new fallback handler are drift when the descriptor pins them', () => {
+    const pinned = safe({ version: '1.3.0', singleton: clean.singleton, fallback_handler: clean.fallback_handler });
+    expect(compareControl(pinned, state(clean)).clean).toBe(true);
+    const upgraded = compareControl(pinned, state({ ...clean, version: '1.4.1', singleton: '0x41675C099F32341bf84BFc5382aF534df5C7461a', fallback_handler: A }));
+    expect(upgraded.drift.map((d) => d.field)).toEqual(['version', 'singleton', 'fallback_handler']);
+    // An older descriptor pins none of them: only modules and guards are compared.
+    expect(compareControl(safe(), state({ ...clean, version: '1.4.1' })).clean).toBe(true);
+  });
+
+  it('a module removed since adoption is drift too: the set must be exactly what was allowed', () => {
+    expect(compareControl(safe({ modules: [M] }), state({ ...clean, modules: [] })).drift.map((d) => d.field)).toEqual(['modules']);
+  });
+});

@@ -8,7 +8,7 @@ import { walletMembers, type WalletDescriptor } from '../schemas/wallet.js';
 import type { ControlState } from './types.js';
 
 export interface ControlCheck {
-  /** `address`, `quorum`, `members.<address>` or `masterKeyEnabled`. */
+  /** `address`, `quorum`, `members.<address>`, `masterKeyEnabled`, or a setting (`modules`, `guard`, `version`…). */
   field: string;
   expected: unknown;
   actual: unknown;
@@ -44,6 +44,31 @@ export function compareControl(wallet: WalletDescriptor, state: ControlState): C
     if (!members.some((x) => x.address.toLowerCase() === m.address.toLowerCase())) check(`members.${m.address}`, null, m.weight);
   }
   if (state.masterKeyEnabled !== undefined) check('masterKeyEnabled', false, state.masterKeyEnabled);
+  if (wallet.control.kind === 'evm_safe' && state.settings) compareSafeSettings(wallet.control, state.settings, check);
   const drift = checked.filter((c) => !c.ok);
   return { clean: drift.length === 0, checked, drift };
+}
+
+const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
+
+/**
+ * A Safe's settings against its descriptor: the modules and guard must be exactly the ones the
+ * operator allowed (none unless named), no module guard, and the version, singleton (an upgrade
+ * changes it) and fallback handler as deployed or adopted, when the descriptor records them.
+ */
+function compareSafeSettings(
+  control: Extract<WalletDescriptor['control'], { kind: 'evm_safe' }>,
+  settings: NonNullable<ControlState['settings']>,
+  check: (field: string, expected: unknown, actual: unknown, ok?: boolean) => void,
+): void {
+  const lower = (v: unknown) => (typeof v === 'string' ? v.toLowerCase() : v);
+  const set = (v: unknown) => (Array.isArray(v) ? v.map(lower).sort() : v);
+  const sameAddr = (field: string, expected: unknown, actual: unknown) => check(field, expected, actual ?? null, lower(expected) === lower(actual ?? null));
+  const allowed = control.modules ?? [];
+  check('modules', allowed, settings['modules'] ?? null, canonicalize(set(allowed)) === canonicalize(set(settings['modules'] ?? null)));
+  sameAddr('guard', control.guard ?? ZERO_ADDRESS, settings['guard']);
+  if ('module_guard' in settings) sameAddr('module_guard', ZERO_ADDRESS, settings['module_guard']);
+  if (control.version !== undefined) check('version', control.version, settings['version'] ?? null);
+  if (control.singleton !== undefined) sameAddr('singleton', control.singleton, settings['singleton']);
+  if (control.fallback_handler !== undefined) sameAddr('fallback_handler', control.fallback_handler, settings['fallback_handler']);
 }

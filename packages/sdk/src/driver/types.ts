@@ -103,6 +103,14 @@ export interface ControlState {
   masterKeyEnabled?: boolean;
   /** Ledger-specific extras (Stellar thresholds, Safe nonce). */
   extra?: Record<string, unknown>;
+  /**
+   * Settings beyond members and quorum that decide who can move or block funds, as the ledger
+   * holds them (a Safe's `version`, `singleton`, `fallback_handler`, `modules`, `guard`,
+   * `module_guard`). Reconcile compares them with what the descriptor pins.
+   */
+  settings?: Record<string, string | readonly string[] | null>;
+  /** Ways to move funds without the quorum (a Safe module): recovery status reports each. */
+  bypasses?: readonly { kind: string; address: string }[];
 }
 
 /**

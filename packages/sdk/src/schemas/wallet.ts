@@ -24,6 +24,17 @@ const EvmSafe = z.strictObject({
   safe: boundedString(256),
   owners: z.array(SignerDescSchema).min(1, 'at least one owner').max(64, 'at most 64 owners'),
   threshold: integer().min(1, 'threshold must be at least 1').max(64),
+  // What the Safe was deployed or adopted with, so reconcile reports any change as drift. Absent
+  // in older descriptors: then version, singleton and fallback handler are not compared.
+  version: z.string().regex(/^[0-9]+\.[0-9]+\.[0-9]+$/, 'version must be x.y.z').optional().describe('Safe version, identified by the singleton code'),
+  singleton: boundedString(256).optional(),
+  fallback_handler: boundedString(256).optional(),
+  modules: z
+    .array(boundedString(256))
+    .max(64, 'at most 64 modules')
+    .optional()
+    .describe('Modules the operator allowed when adopting: each moves funds without the owners. Absent: none.'),
+  guard: boundedString(256).optional().describe('The transaction guard the operator allowed when adopting. Absent: none.'),
 });
 
 export const WalletControlSchema = z.discriminatedUnion('kind', [NativeMultisig, EvmSafe]);
