@@ -1,10 +1,16 @@
 /**
  * @module provision
- * `vault provision` for Safe wallets: deploys a Safe v1.4.1 proxy whose owners and threshold are
- * the request's members and quorum, at a CREATE2 address fixed by (chain, wallet id, owners,
+ * `vault provision` for Safe wallets: deploys a Safe proxy (v1.4.1 unless `options.safe_version`
+ * says v1.3.0 or v1.5.0; the L2 singleton with `options.l2`) whose owners and threshold are the
+ * request's members and quorum, at a CREATE2 address fixed by (chain, wallet id, version, owners,
  * threshold), optionally funds it, and returns its WalletDescriptor. A re-run finds the Safe at
  * that address (or at `existing.control.safe`), compares it with the request and sends nothing;
  * a Safe that differs is an error naming each difference, never fixed silently.
+ *
+ * `options.adopt` takes a Safe a team already has: it reads owners, threshold, version (by the
+ * singleton's code), modules, guard and fallback handler, sends nothing, and refuses a Safe with
+ * an enabled module or a guard unless the operator names each in `allow_modules` / `allow_guard`:
+ * a module moves funds without any owner's signature.
  */
 import {
   endpointUrlProblem,
@@ -19,10 +25,12 @@ import {
   type WalletDescriptor,
   type WalletProvisioner,
 } from '@vault/sdk';
-import { createWalletClient, getAddress, isHex, parseAbi, type Account, type Address, type Hex } from 'viem';
+import { createWalletClient, getAddress, isHex, type Account, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { chainContexts, createEvmSafeDriver, revertReason, rpcCall, type ChainCtx, type EvmChainConfig } from './driver.js';
-import { createdProxy, encodeSetup, predictSafeAddress, provisionSaltNonce, SAFE_FACTORY_ABI, SAFE_V141_ADDRESSES } from './safe-deploy.js';
+import { createdProxy, encodeSetup, predictSafeAddress, provisionSaltNonce, SAFE_FACTORY_ABI } from './safe-deploy.js';
+import { readSafeConfig, type SafeConfig } from './safe-config.js';
+import { DEFAULT_SAFE_VERSION, parseSafeVersion, safeContracts, SAFE_VERSIONS, type SafeVersion } from './versions.js';
 
 export interface EvmSafeProvisionerOptions {
   /** One entry per served chain, keyed `eip155:<chain id>` (as the driver's; executors are ignored). */
@@ -41,9 +49,7 @@ export const FAUCET_GAS_BUDGET_WEI = 10n ** 18n;
 const ENV_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const KEY_RE = /^(0x)?[0-9a-fA-F]{64}$/;
 const UINT_RE = /^(0|[1-9][0-9]{0,77})$/;
-const SENTINEL = '0x0000000000000000000000000000000000000001';
-const GUARD_SLOT = '0x4a204f620c8c5ccdca3fd54d003badd85ba500436a431f0cbda4f558c93c34c8';
-const MODULES_ABI = parseAbi(['function getModulesPaginated(address start, uint256 pageSize) view returns (address[] array, address next)']);
+const OPTION_KEYS = ['safe_version', 'l2', 'adopt', 'allow_modules', 'allow_guard'] as const;
 
 interface Wanted {
   wallet: string;
@@ -52,17 +58,29 @@ interface Wanted {
   threshold: number;
   funding: ProvisionFunding;
   fundAmount: bigint;
-  existing?: { safe: Address };
+  existing?: { safe: Address; version?: string; singleton?: Address; modules: Address[]; guard?: Address };
+  /** The version and singleton variant to deploy. */
+  version: SafeVersion;
+  l2: boolean;
+  /** A Safe to take as it is (no transaction is sent). */
+  adopt?: Address;
+  allowModules: Address[];
+  allowGuard?: Address;
 }
 
 /** What the ledger says about a Safe, for comparison with the request. */
 interface SafeState {
   owners: Address[];
   threshold: number;
-  version: string;
-  singleton: Address;
-  modules: Address[];
-  guard: Address;
+  config: SafeConfig;
+}
+
+/** What a Safe must be besides its owners and threshold: a version (null: any official one), the modules and guard allowed. */
+interface Expected {
+  version: SafeVersion | null;
+  singleton?: Address;
+  modules: readonly Address[];
+  guard?: Address;
 }
 
 function invalid(path: string, message: string): never {
@@ -85,7 +103,7 @@ function stepError(step: string, err: unknown): VaultError {
 }
 
 /**
- * A WalletProvisioner for Safe v1.4.1 wallets on the configured EVM chains.
+ * A WalletProvisioner for Safe wallets (v1.3.0, v1.4.1, v1.5.0) on the configured EVM chains.
  *
  * @example
  * const provisioner = createEvmSafeProvisioner({ chains: { 'eip155:31337': { rpcUrl: devnet.rpcUrl, pollingInterval: 50 } } })
@@ -142,7 +160,31 @@ export function createEvmSafeProvisioner(options: EvmSafeProvisionerOptions): Wa
     if (amount !== undefined && (typeof amount !== 'string' || !UINT_RE.test(amount) || BigInt(amount) >= 1n << 256n)) {
       invalid('fundAmount', 'must be a decimal integer string of wei');
     }
-    const out: Wanted = { wallet, chain, owners, threshold: q, funding, fundAmount: BigInt(amount ?? '0') };
+    const opts = request.options ?? {};
+    if (typeof opts !== 'object' || opts === null || Array.isArray(opts)) invalid('options', 'must be an object');
+    for (const key of Object.keys(opts)) {
+      if (!(OPTION_KEYS as readonly string[]).includes(key)) invalid(`options.${key}`, `unknown option; the Safe provisioner takes ${OPTION_KEYS.join(', ')}`);
+    }
+    const address = (at: string, v: unknown): Address => {
+      const check = typeof v === 'string' ? driver.validateAddress(chain, v) : { valid: false as const, reason: 'must be a string' };
+      if (!check.valid) invalid(at, check.reason);
+      if (BigInt(check.normalized) <= 1n) invalid(at, 'must not be the zero address or the sentinel 0x…01');
+      return check.normalized as Address;
+    };
+    const version = opts['safe_version'] === undefined ? DEFAULT_SAFE_VERSION : parseSafeVersion(opts['safe_version']);
+    if (version === null) invalid('options.safe_version', `must be one of ${SAFE_VERSIONS.join(', ')}`);
+    const l2 = opts['l2'] ?? false;
+    if (typeof l2 !== 'boolean') invalid('options.l2', 'must be true or false');
+    const adopt = opts['adopt'] === undefined ? undefined : address('options.adopt', opts['adopt']);
+    if (adopt && (opts['safe_version'] !== undefined || opts['l2'] !== undefined)) {
+      invalid('options.adopt', 'an adopted Safe keeps the version and singleton it runs: drop safe_version and l2');
+    }
+    const allowList = opts['allow_modules'] ?? [];
+    if (!Array.isArray(allowList) || allowList.length > 64) invalid('options.allow_modules', 'must be a list of at most 64 module addresses');
+    const allowModules = allowList.map((m, i) => address(`options.allow_modules.${i}`, m));
+    const allowGuard = opts['allow_guard'] === undefined ? undefined : address('options.allow_guard', opts['allow_guard']);
+    if (!adopt && (allowModules.length > 0 || allowGuard)) invalid(adopt === undefined && allowGuard ? 'options.allow_guard' : 'options.allow_modules', 'only an adopted Safe (options.adopt) may have modules or a guard; vault deploys Safes without them');
+    const out: Wanted = { wallet, chain, owners, threshold: q, funding, fundAmount: BigInt(amount ?? '0'), version, l2, allowModules, ...(adopt ? { adopt } : {}), ...(allowGuard ? { allowGuard } : {}) };
     if (request.existing !== undefined) {
       const parsed = WalletDescriptorSchema.safeParse(request.existing);
       if (!parsed.success) {
@@ -155,7 +197,14 @@ export function createEvmSafeProvisioner(options: EvmSafeProvisionerOptions): Wa
       if (e.control.kind !== 'evm_safe') invalid('existing.control.kind', `the EVM Safe provisioner takes evm_safe descriptors, not ${e.control.kind}`);
       const safe = driver.validateAddress(chain, e.control.safe);
       if (!safe.valid) invalid('existing.control.safe', safe.reason);
-      out.existing = { safe: safe.normalized as Address };
+      out.existing = {
+        safe: safe.normalized as Address,
+        modules: (e.control.modules ?? []).map((m, i) => address(`existing.control.modules.${i}`, m)),
+        ...(e.control.version !== undefined ? { version: e.control.version } : {}),
+        ...(e.control.singleton !== undefined ? { singleton: address('existing.control.singleton', e.control.singleton) } : {}),
+        ...(e.control.guard !== undefined ? { guard: address('existing.control.guard', e.control.guard) } : {}),
+      };
+      if (adopt && adopt !== out.existing.safe) invalid('options.adopt', `the existing descriptor is Safe ${out.existing.safe}, not ${adopt}`);
     }
     return out;
   };
@@ -199,24 +248,15 @@ export function createEvmSafeProvisioner(options: EvmSafeProvisionerOptions): Wa
   const readState = async (ctx: ChainCtx, safe: Address): Promise<SafeState> => {
     const wallet: WalletDescriptor = { wallet: 'provision', chain: ctx.chain, control: { kind: 'evm_safe', safe, owners: [], threshold: 1 } };
     const control = await driver.controlState(wallet);
-    const singletonWord = await rpcCall(ctx, 'eth_getStorageAt(0)', () => ctx.client.getStorageAt({ address: safe, slot: '0x0' }));
-    const guardWord = await rpcCall(ctx, 'eth_getStorageAt(guard)', () => ctx.client.getStorageAt({ address: safe, slot: GUARD_SLOT }));
-    const [modules] = await rpcCall(ctx, 'Safe.getModulesPaginated()', () =>
-      ctx.client.readContract({ address: safe, abi: MODULES_ABI, functionName: 'getModulesPaginated', args: [SENTINEL, 10n] }),
-    );
-    const word = (w: Hex | undefined) => getAddress(`0x${(w ?? '0x').slice(2).padStart(64, '0').slice(24)}`);
     return {
       owners: control.members.map((m) => getAddress(m.address)),
       threshold: control.quorum,
-      version: String(control.extra?.['version'] ?? ''),
-      singleton: word(singletonWord),
-      modules: modules.map((m) => getAddress(m)),
-      guard: word(guardWord),
+      config: await readSafeConfig(ctx.client, safe, (what, fn) => rpcCall(ctx, what, fn)),
     };
   };
 
   /** Every way the Safe on the ledger differs from the request; empty when it matches. */
-  const differences = (state: SafeState, w: Wanted): string[] => {
+  const differences = (state: SafeState, w: Wanted, expected: Expected): string[] => {
     const out: string[] = [];
     const onChain = new Set(state.owners);
     const wanted = new Set(w.owners.map((o) => o.address));
@@ -225,19 +265,32 @@ export function createEvmSafeProvisioner(options: EvmSafeProvisionerOptions): Wa
     if (missing.length > 0) out.push(`owners requested but not on chain: ${missing.join(', ')}`);
     if (extra.length > 0) out.push(`owners on chain but not requested: ${extra.join(', ')}`);
     if (state.threshold !== w.threshold) out.push(`threshold on chain ${state.threshold}, requested ${w.threshold}`);
-    if (state.version !== '1.4.1') out.push(`Safe version on chain ${state.version}, expected 1.4.1`);
-    if (state.singleton !== SAFE_V141_ADDRESSES.safe && state.singleton !== SAFE_V141_ADDRESSES.safeL2) {
-      out.push(`singleton on chain ${state.singleton}, expected Safe v1.4.1 ${SAFE_V141_ADDRESSES.safe} or SafeL2 ${SAFE_V141_ADDRESSES.safeL2}`);
+    const c = state.config;
+    if (c.version === null) {
+      out.push(`singleton ${c.singleton} runs code that is not an official Safe ${SAFE_VERSIONS.map((v) => `v${v}`).join(', ')} (VERSION() says ${JSON.stringify(c.claimedVersion)})`);
+    } else if (expected.version !== null && c.version !== expected.version) {
+      out.push(`Safe version on chain ${c.version}, expected ${expected.version}`);
     }
+    if (expected.singleton && c.singleton !== expected.singleton) out.push(`singleton on chain ${c.singleton}, expected ${expected.singleton}`);
     // Modules and a guard are other ways to move (or block) funds than the owners' signatures.
-    if (state.modules.length > 0) out.push(`modules enabled on chain: ${state.modules.join(', ')} (requested none)`);
-    if (BigInt(state.guard) !== 0n) out.push(`guard on chain ${state.guard}, requested none`);
+    const allowed = new Set(expected.modules);
+    const unnamed = c.modules.filter((m) => !allowed.has(m));
+    if (unnamed.length > 0) {
+      out.push(`module(s) enabled on chain and not allowed: ${unnamed.join(', ')} (a module moves funds without any owner's signature; name each in options.allow_modules to accept it)`);
+    }
+    if (BigInt(c.guard) !== 0n && c.guard !== expected.guard) out.push(`guard on chain ${c.guard}, not allowed (name it in options.allow_guard to accept it)`);
+    if (BigInt(c.moduleGuard) !== 0n) out.push(`module guard on chain ${c.moduleGuard}: not supported`);
     return out;
   };
 
-  /** The descriptor, owners in the Safe's own order (what controlState reports), labels from the request. */
+  /**
+   * The descriptor, owners in the Safe's own order (what controlState reports), labels from the
+   * request, and the version, singleton, fallback handler, modules and guard it runs with, so
+   * reconcile reports any later change (an upgrade, a new module) as drift.
+   */
   const descriptorOf = (w: Wanted, safe: Address, state: SafeState): WalletDescriptor => {
     const labels = new Map(w.owners.map((o) => [o.address, o.label]));
+    const c = state.config;
     return {
       wallet: w.wallet,
       chain: w.chain,
@@ -246,6 +299,11 @@ export function createEvmSafeProvisioner(options: EvmSafeProvisionerOptions): Wa
         safe,
         owners: state.owners.map((address) => ({ address, curve: 'secp256k1' as const, weight: 1, label: labels.get(address) as string })),
         threshold: state.threshold,
+        ...(c.version !== null ? { version: c.version } : {}),
+        singleton: c.singleton,
+        fallback_handler: c.fallbackHandler,
+        ...(c.modules.length > 0 ? { modules: c.modules } : {}),
+        ...(BigInt(c.guard) !== 0n ? { guard: c.guard } : {}),
       },
     };
   };
@@ -257,9 +315,9 @@ export function createEvmSafeProvisioner(options: EvmSafeProvisionerOptions): Wa
     return code !== undefined && code !== '0x';
   };
 
-  const matchOrFail = async (ctx: ChainCtx, w: Wanted, safe: Address): Promise<{ descriptor: WalletDescriptor; state: SafeState }> => {
+  const matchOrFail = async (ctx: ChainCtx, w: Wanted, safe: Address, expected: Expected): Promise<{ descriptor: WalletDescriptor; state: SafeState }> => {
     const state = await readState(ctx, safe);
-    const diffs = differences(state, w);
+    const diffs = differences(state, w, expected);
     if (diffs.length > 0) {
       throw new RefusedError(`Safe ${safe} on ${ctx.chain} differs from the request: ${diffs.join('; ')}`, {
         data: { safe, chain: ctx.chain, differences: diffs },
@@ -269,6 +327,21 @@ export function createEvmSafeProvisioner(options: EvmSafeProvisionerOptions): Wa
     return { descriptor: descriptorOf(w, safe, state), state };
   };
 
+  /** What a Safe found at the target must be: as the earlier run recorded it, or as this run deploys it. */
+  const expectedOf = (w: Wanted, contracts: { singleton: Address; singletonL2: Address }): Expected => {
+    if (w.existing) {
+      const v = w.existing.version === undefined ? DEFAULT_SAFE_VERSION : parseSafeVersion(w.existing.version);
+      return {
+        // A version the descriptor names that this driver does not run still has to match: null would accept any.
+        version: v ?? (w.existing.version as SafeVersion),
+        ...(w.existing.singleton ? { singleton: w.existing.singleton } : {}),
+        modules: w.existing.modules,
+        ...(w.existing.guard ? { guard: w.existing.guard } : {}),
+      };
+    }
+    return { version: w.version, singleton: w.l2 ? contracts.singletonL2 : contracts.singleton, modules: [] };
+  };
+
   return {
     chains: driver.chains,
 
@@ -276,36 +349,57 @@ export function createEvmSafeProvisioner(options: EvmSafeProvisionerOptions): Wa
       const w = validate(request);
       const ctx = ctxs.get(w.chain) as ChainCtx;
 
-      // check: the RPC serves this chain and Safe v1.4.1 is deployed at its official addresses.
       const rpcId = await rpcCall(ctx, 'eth_chainId', () => ctx.client.getChainId()).catch((e: unknown) => {
         throw stepError('check', e);
       });
       if (rpcId !== ctx.chainId) throw new TransportError(`provision step check: the RPC at ${ctx.config.rpcUrl} serves chain ${rpcId}, not ${ctx.chainId}`, { data: { step: 'check' } });
+
+      // adopt: a Safe the team already has, taken as the chain shows it; nothing is sent.
+      if (w.adopt) {
+        if (!(await hasCode(ctx, w.adopt, 'check'))) throw new RefusedError(`provision step check: no contract at options.adopt ${w.adopt} on ${ctx.chain}`, { data: { step: 'check' } });
+        const { descriptor } = await matchOrFail(ctx, w, w.adopt, {
+          version: w.existing ? expectedOf(w, { singleton: w.adopt, singletonL2: w.adopt }).version : null,
+          ...(w.existing?.singleton ? { singleton: w.existing.singleton } : {}),
+          modules: w.allowModules,
+          ...(w.allowGuard ? { guard: w.allowGuard } : {}),
+        });
+        return { descriptor, changed: false, transactions: [] };
+      }
+
+      // check: the RPC serves this chain and the chosen version is deployed at its official addresses.
+      let contracts;
+      try {
+        contracts = safeContracts(w.version, ctx.chainId);
+      } catch (e) {
+        throw new RefusedError(`provision step check: ${(e as Error).message}`, { data: { step: 'check' } });
+      }
       for (const [what, address] of [
-        ['SafeProxyFactory', SAFE_V141_ADDRESSES.safeProxyFactory],
-        ['Safe singleton', SAFE_V141_ADDRESSES.safe],
-        ['CompatibilityFallbackHandler', SAFE_V141_ADDRESSES.compatibilityFallbackHandler],
+        ['SafeProxyFactory', contracts.proxyFactory],
+        [w.l2 ? 'SafeL2 singleton' : 'Safe singleton', w.l2 ? contracts.singletonL2 : contracts.singleton],
+        ['CompatibilityFallbackHandler', contracts.fallbackHandler],
       ] as const) {
         if (!(await hasCode(ctx, address, 'check'))) {
-          throw new RefusedError(`provision step check: Safe v1.4.1 ${what} is not deployed on ${ctx.chain} at its official address ${address}`, { data: { step: 'check' } });
+          throw new RefusedError(`provision step check: Safe v${w.version} ${what} is not deployed on ${ctx.chain} at its official address ${address}`, { data: { step: 'check' } });
         }
       }
+      const singleton = w.l2 ? contracts.singletonL2 : contracts.singleton;
       const initializer = encodeSetup(
         w.owners.map((o) => o.address),
         w.threshold,
+        contracts.fallbackHandler,
       );
       const saltNonce = provisionSaltNonce(w.chain, w.wallet);
       const proxyCreationCode = await rpcCall(ctx, 'SafeProxyFactory.proxyCreationCode()', () =>
-        ctx.client.readContract({ address: SAFE_V141_ADDRESSES.safeProxyFactory, abi: SAFE_FACTORY_ABI, functionName: 'proxyCreationCode' }),
+        ctx.client.readContract({ address: contracts.proxyFactory, abi: SAFE_FACTORY_ABI, functionName: 'proxyCreationCode' }),
       ).catch((e: unknown) => {
         throw stepError('check', e);
       });
-      const predicted = predictSafeAddress({ proxyCreationCode, initializer, saltNonce });
+      const predicted = predictSafeAddress({ proxyCreationCode, initializer, saltNonce, singleton, factory: contracts.proxyFactory });
 
       // A Safe already there (this wallet's earlier run, or the one `existing` names): compare, send nothing.
       const target = w.existing?.safe ?? predicted;
       if (await hasCode(ctx, target, 'check')) {
-        const { descriptor } = await matchOrFail(ctx, w, target);
+        const { descriptor } = await matchOrFail(ctx, w, target, expectedOf(w, contracts));
         return { descriptor, changed: false, transactions: [] };
       }
       if (w.existing && w.existing.safe !== predicted) {
@@ -337,15 +431,15 @@ export function createEvmSafeProvisioner(options: EvmSafeProvisionerOptions): Wa
         return receipt;
       };
       const ownerList = w.owners.map((o) => o.address).join(', ');
-      const receipt = await send('deploy', `deploy Safe v1.4.1 proxy ${predicted}: owners ${ownerList}, threshold ${w.threshold} (SafeProxyFactory.createProxyWithNonce, saltNonce ${saltNonce})`, () =>
+      const receipt = await send('deploy', `deploy Safe${w.l2 ? 'L2' : ''} v${w.version} proxy ${predicted}: owners ${ownerList}, threshold ${w.threshold} (SafeProxyFactory.createProxyWithNonce, saltNonce ${saltNonce})`, () =>
         sender.writeContract({
-          address: SAFE_V141_ADDRESSES.safeProxyFactory,
+          address: contracts.proxyFactory,
           abi: SAFE_FACTORY_ABI,
           functionName: 'createProxyWithNonce',
-          args: [SAFE_V141_ADDRESSES.safe, initializer, saltNonce],
+          args: [singleton, initializer, saltNonce],
         }),
       );
-      const proxy = createdProxy(receipt.logs);
+      const proxy = createdProxy(receipt.logs, contracts.proxyFactory);
       if (proxy !== predicted) {
         throw new RefusedError(`provision step deploy: the factory created ${String(proxy)}, not the predicted ${predicted}`, { data: { step: 'deploy', txHash: receipt.transactionHash } });
       }
@@ -353,7 +447,7 @@ export function createEvmSafeProvisioner(options: EvmSafeProvisionerOptions): Wa
         await send('fund', `fund Safe ${predicted} with ${w.fundAmount} wei`, () => sender.sendTransaction({ to: predicted, value: w.fundAmount }));
       }
       // verify: read the new Safe back; it must be exactly what was asked.
-      const { descriptor } = await matchOrFail(ctx, w, predicted).catch((e: unknown) => {
+      const { descriptor } = await matchOrFail(ctx, w, predicted, expectedOf(w, contracts)).catch((e: unknown) => {
         if (e instanceof RefusedError) throw new RefusedError(`provision step verify: ${e.shortMessage}`, { cause: e, data: { step: 'verify', ...e.data } });
         throw stepError('verify', e);
       });

@@ -275,6 +275,12 @@ export interface ProvisionRequest {
   funding: ProvisionFunding;
   /** Native amount (minor units) to fund a new account with; the provisioner's default when absent. */
   fundAmount?: string;
+  /**
+   * The ledger's own set-up choices, validated by the provisioner (which refuses a key it does
+   * not know): e.g. a Safe version to deploy, or an existing Safe to adopt and the modules the
+   * operator allows on it.
+   */
+  options?: Record<string, unknown>;
 }
 
 export interface ProvisionResult {

@@ -65,6 +65,11 @@ export const ProvisionWalletSchema = z.strictObject({
    * every trust file says what it caps.
    */
   max_fee: z.union([z.int().min(0), z.string().regex(/^(0|[1-9][0-9]{0,77})$/, 'max_fee as a string is a decimal integer')]).optional(),
+  /**
+   * The driver's own set-up options, passed to its provisioner as is (it validates them): e.g.
+   * `{"safe_version": "1.3.0", "l2": true}`, or `{"adopt": "0x…", "allow_modules": ["0x…"]}`.
+   */
+  options: z.record(z.string().max(64), z.unknown()).optional(),
 });
 export type ProvisionWallet = z.infer<typeof ProvisionWalletSchema>;
 
@@ -203,6 +208,7 @@ export async function provision(config: ProvisionConfig, baseDir: string, log: (
       funding: w.funding,
       ...(existing ? { existing } : {}),
       ...(w.fund_amount ? { fundAmount: w.fund_amount } : {}),
+      ...(w.options ? { options: w.options } : {}),
     };
     log(`provision ${w.wallet} on ${w.chain}${existing ? ` (re-run: checking ${addressOf(existing)})` : ''}`);
     const result = await plugin.provisioner.provision(request);
