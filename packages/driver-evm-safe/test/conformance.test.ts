@@ -2,7 +2,7 @@ import { afterAll, expect } from 'vitest';
 import { describeChainDriver, type ConformanceFixture } from '@vault/sdk/testing';
 import { encodeFunctionData, type Address } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { createEvmSafeDriver } from '../src/index.js';
+import { createEvmSafeDriver, SAFE_VERSIONS, type SafeVersion } from '../src/index.js';
 import { createEvmSafeSigner } from '../src/signer.js';
 import { startEvmDevnet, TEST_TOKEN_ABI } from '../src/devnet/index.js';
 import { independentReader, opCase, rawRpc, rawTokenBalance, safeWallet, secpKey } from './helpers.js';
@@ -20,10 +20,10 @@ const driver = createEvmSafeDriver({
 const FUNDED = 10n ** 18n;
 const url = devnet.rpcUrl;
 
-/** A fresh 2-of-3 Safe per check, so checks never share funds or nonces. */
-async function safeFixture(): Promise<ConformanceFixture & { safe: Address }> {
+/** A fresh 2-of-3 Safe of one version per check, so checks never share funds or nonces. */
+async function safeFixture(version: SafeVersion, l2: boolean): Promise<ConformanceFixture & { safe: Address }> {
   const keys = [secpKey(), secpKey(), secpKey()];
-  const safe = await devnet.createSafe({ owners: keys.map((k) => k.address), threshold: 2, balance: FUNDED });
+  const safe = await devnet.createSafe({ owners: keys.map((k) => k.address), threshold: 2, balance: FUNDED, version, l2 });
   return {
     chain,
     wallet: safeWallet(chain, safe, keys, 2),
@@ -51,19 +51,20 @@ const totalSupply = async (token: Address) => BigInt(await rawRpc<string>(url, '
 const TOKEN = devnet.token.address;
 const TOKENS_HELD = 1_000_000n;
 
-describeChainDriver({
-  name: 'evm-safe (anvil, Safe v1.4.1, 2-of-3)',
+// The suite and every operation case on each of the six contract variants Safe ships.
+for (const version of SAFE_VERSIONS) for (const l2 of [false, true]) describeChainDriver({
+  name: `evm-safe (anvil, Safe${l2 ? 'L2' : ''} v${version}, 2-of-3)`,
   driver,
   signer: createEvmSafeSigner({ chains: [chain] }),
   confirmIntervalMs: 50,
-  setup: safeFixture,
+  setup: () => safeFixture(version, l2),
   // Every operation the driver lists, end to end, checked by raw JSON-RPC reads (the cases of
   // operations.test.ts on a fresh Safe each).
   operations: [
     opCase(
       'native transfer: the Safe pays exactly the amount, the executor the gas',
       async () => {
-        const fixture = await safeFixture();
+        const fixture = await safeFixture(version, l2);
         return { fixture, ctx: { safe: fixture.safe } };
       },
       (f) => ({ destination: f.destination, amount: '250000000000000000' }),
@@ -75,7 +76,7 @@ describeChainDriver({
     opCase(
       'ERC-20 transfer by asset_issuer',
       async () => {
-        const fixture = await safeFixture();
+        const fixture = await safeFixture(version, l2);
         await devnet.setTokenBalance(TOKEN, fixture.safe, TOKENS_HELD);
         return { fixture, ctx: { safe: fixture.safe } };
       },
@@ -88,7 +89,7 @@ describeChainDriver({
     opCase(
       'contract_call sends data_hex (an ERC-20 transfer) to the destination contract',
       async () => {
-        const fixture = await safeFixture();
+        const fixture = await safeFixture(version, l2);
         await devnet.setTokenBalance(TOKEN, fixture.safe, TOKENS_HELD);
         return { fixture, ctx: { safe: fixture.safe } };
       },
@@ -106,7 +107,7 @@ describeChainDriver({
     opCase(
       'issue mints on a token the Safe owns',
       async () => {
-        const fixture = await safeFixture();
+        const fixture = await safeFixture(version, l2);
         const token = await devnet.deployToken(fixture.safe);
         return { fixture, ctx: { token, supply: await totalSupply(token) } };
       },

@@ -3,8 +3,9 @@
  * A local EVM chain for tests and examples: anvil (from the npm registry, pinned) started as a
  * child process on 127.0.0.1, the Safe v1.4.1 contracts deployed from
  * @safe-global/safe-contracts at their official addresses through the deterministic deployment
- * factory of @safe-global/safe-singleton-factory, a Safe with 3 owners and threshold 2, and a test
- * ERC-20 owned by that Safe. Accounts are funded with anvil's own methods. Stopped by PID.
+ * factory of @safe-global/safe-singleton-factory (and v1.3.0 and v1.5.0 from their own npm
+ * artifacts, at the addresses @safe-global/safe-deployments names), a Safe with 3 owners and
+ * threshold 2, and a test ERC-20 owned by that Safe. Accounts are funded with anvil's own methods. Stopped by PID.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';

@@ -71,9 +71,22 @@ export class Estate {
           const heaviest = s.members.reduce((a, m) => Math.max(a, m.weight), 0);
           const survives = s.quorum > 0 && total - heaviest >= s.quorum;
           const reachable = s.quorum > 0 && total >= s.quorum;
-          const tier = s.masterKeyEnabled ? 'single_key' : !reachable ? 'unrecoverable' : survives ? 'resilient' : 'fragile';
+          // A way around the quorum (a Safe module moves funds with no owner's signature) outranks
+          // anything the keys can tell: the quorum is not the only door.
+          const bypasses = s.bypasses ?? [];
+          const tier = s.masterKeyEnabled ? 'single_key' : bypasses.length > 0 ? 'bypassable' : !reachable ? 'unrecoverable' : survives ? 'resilient' : 'fragile';
           const critical = s.members.filter((m) => total - m.weight < s.quorum).map((m) => m.address);
-          return { wallet: w.wallet, chain: w.chain, tier, survives_loss_of_any_one_key: survives && !s.masterKeyEnabled, total_weight: total, quorum: s.quorum, critical_keys: critical, proof: { source: 'ledger', read_at: this.#core.now(), control_state: s } };
+          return {
+            wallet: w.wallet,
+            chain: w.chain,
+            tier,
+            survives_loss_of_any_one_key: survives && !s.masterKeyEnabled,
+            total_weight: total,
+            quorum: s.quorum,
+            critical_keys: critical,
+            ways_around_quorum: bypasses,
+            proof: { source: 'ledger', read_at: this.#core.now(), control_state: s },
+          };
         } catch (e) {
           return { wallet: w.wallet, chain: w.chain, tier: 'unknown', survives_loss_of_any_one_key: null, error: e instanceof VaultError ? e.shortMessage : 'ledger unreachable' };
         }

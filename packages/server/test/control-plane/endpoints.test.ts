@@ -89,6 +89,13 @@ describe('control-plane endpoints', () => {
     expect(r2.wallets[0]?.critical_keys).toHaveLength(3);
   });
 
+  it('recovery/status: a way around the quorum (a Safe module) is its own tier, listed', async () => {
+    const module = { kind: 'module', address: '0x00000000000000000000000000000000000000b1' };
+    h = await setup({ members: 3, quorum: 2, wrapDriver: (d) => ({ ...d, controlState: async (w) => ({ ...(await d.controlState(w)), bypasses: [module] }) }) });
+    const r = (await h.client.recoveryStatus()) as { wallets: { tier: string; ways_around_quorum: unknown[] }[] };
+    expect(r.wallets[0]).toMatchObject({ tier: 'bypassable', ways_around_quorum: [module] });
+  });
+
   it('ledger/recent (default 50, limit) and ledger/verify', async () => {
     h = await setup();
     for (let i = 0; i < 60; i++) await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: String(i + 1) });
