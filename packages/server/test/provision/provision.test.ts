@@ -71,6 +71,12 @@ describe('vault provision', () => {
     expect(ledgerFor('memory:devnet').account(done?.address ?? '')?.signers?.quorum).toBe(2);
   });
 
+  it("passes the wallet's driver options to the provisioner as they are (the driver validates them)", async () => {
+    await provision(config({}, { options: { safe_version: '1.3.0', allow_modules: ['0xabc'] } }), dir);
+    expect(calls[0]?.options).toEqual({ safe_version: '1.3.0', allow_modules: ['0xabc'] });
+    expect(() => config({}, { options: ['not', 'an', 'object'] })).toThrow();
+  });
+
   it("writes an explicit max_fee into every trust file: the driver's default, the configured one, or the one already there", async () => {
     await provision(config(), dir);
     for (const t of [trustA, trustB]) {
