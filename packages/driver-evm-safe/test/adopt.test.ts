@@ -21,7 +21,7 @@ const chains = { [chain]: { rpcUrl: url, pollingInterval: 50, finality: 'latest'
 const driver = createEvmSafeDriver({ chains, executor: privateKeyToAccount(devnet.accounts.executor.privateKey) });
 const signer = createEvmSafeSigner({ chains: [chain] });
 const provisioner = createEvmSafeProvisioner({ chains });
-const MODULE_ABI = parseAbi(['function enableModule(address module)', 'function setGuard(address guard)']);
+const MODULE_ABI = parseAbi(['function enableModule(address module)', 'function setGuard(address guard)', 'function setFallbackHandler(address handler)']);
 
 const json = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
 type Key = ReturnType<typeof secpKey>;
@@ -180,5 +180,24 @@ describe('adopting an existing Safe', () => {
     expect(cmp.clean).toBe(false);
     expect(cmp.drift).toEqual([{ field: 'modules', expected: [], actual: [module], ok: false }]);
     expect(state.bypasses).toEqual([{ kind: 'module', address: module }]);
+  });
+
+  it('a new fallback handler, or an upgrade to another singleton, after provisioning is drift', async () => {
+    const keys = [secpKey(), secpKey(), secpKey()];
+    const r = await provisioner.provision(request(keys, { options: { safe_version: '1.3.0' }, fundAmount: '0' }));
+    const handler = secpKey().address;
+    const data_hex = encodeFunctionData({ abi: MODULE_ABI, functionName: 'setFallbackHandler', args: [handler] });
+    const safe = (r.descriptor.control as { safe: Address }).safe;
+    expect(await execute(r.descriptor, keys, { destination: safe, operation: { op: 'contract_call', data_hex } })).toMatchObject({ status: 'confirmed' });
+    expect(compareControl(r.descriptor, await driver.controlState(r.descriptor)).drift.map((d) => d.field)).toEqual(['fallback_handler']);
+    // An upgrade rewrites slot 0 (what SafeMigration's delegatecall does): the version moves with it.
+    const v141 = safeContracts('1.4.1', devnet.chainId).singleton;
+    await rawRpc(url, 'anvil_setStorageAt', [safe, '0x0', `0x${v141.slice(2).toLowerCase().padStart(64, '0')}`]);
+    const drift = compareControl(r.descriptor, await driver.controlState(r.descriptor)).drift;
+    expect(drift.map((d) => [d.field, d.actual])).toEqual([
+      ['version', '1.4.1'],
+      ['singleton', v141],
+      ['fallback_handler', handler],
+    ]);
   });
 });
