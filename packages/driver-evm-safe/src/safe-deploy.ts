@@ -6,6 +6,7 @@
  * provisioner and the local devnet, so both deploy Safes the same way.
  */
 import { canonicalize, sha256Hex, utf8Bytes } from '@vault/sdk';
+import { safeV141Addresses } from './versions.js';
 import {
   concat,
   decodeEventLog,
@@ -21,18 +22,34 @@ import {
   type Hex,
 } from 'viem';
 
-/** Official Safe v1.4.1 addresses (the same on every chain deployed through the singleton factory). */
-export const SAFE_V141_ADDRESSES = {
-  safe: '0x41675C099F32341bf84BFc5382aF534df5C7461a',
-  safeL2: '0x29fcB43b46531BcA003ddC8FCB67FFE91900C762',
-  safeProxyFactory: '0x4e1DCf7AD4e460CfD30791CCC4F9c8a4f820ec67',
-  compatibilityFallbackHandler: '0xfd0732Dc9E303f09fCEf3a7388Ad10A83459Ec99',
-  multiSend: '0x38869bf66a61cF6bDB996A6aE40D5853Fd43B526',
-  multiSendCallOnly: '0x9641d764fc13c8B624c04430C7356C1C7C8102e2',
-  signMessageLib: '0xd53cd0aB83D845Ac265BE939c57F53AD838012c9',
-  createCall: '0x9b35Af71d77eaf8d7e40252370304687390A1A52',
-  simulateTxAccessor: '0x3d4BA2E0884aa488718476ca2FB8Efc291A46199',
-} as const satisfies Record<string, Address>;
+const V141_NAMES = [
+  'safe',
+  'safeL2',
+  'safeProxyFactory',
+  'compatibilityFallbackHandler',
+  'multiSend',
+  'multiSendCallOnly',
+  'signMessageLib',
+  'createCall',
+  'simulateTxAccessor',
+] as const;
+
+/**
+ * Official Safe v1.4.1 addresses (the same on every chain deployed through the singleton factory),
+ * read from `@safe-global/safe-deployments` when first used, so loading the driver does not parse
+ * the registry.
+ */
+export const SAFE_V141_ADDRESSES: Readonly<Record<(typeof V141_NAMES)[number], Address>> = (() => {
+  let values: Record<string, Address> | undefined;
+  const out = {} as Record<(typeof V141_NAMES)[number], Address>;
+  for (const name of V141_NAMES) {
+    Object.defineProperty(out, name, {
+      enumerable: true,
+      get: () => (values ??= safeV141Addresses())[name] as Address,
+    });
+  }
+  return Object.freeze(out);
+})();
 
 export const SAFE_FACTORY_ABI = parseAbi([
   'function createProxyWithNonce(address _singleton, bytes initializer, uint256 saltNonce) returns (address proxy)',

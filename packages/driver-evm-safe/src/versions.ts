@@ -8,13 +8,32 @@
  * a singleton whose runtime code hash is not one of the official ones is not a Safe this driver
  * can vouch for, whatever it says its version is.
  */
-import {
-  getCompatibilityFallbackHandlerDeployments,
-  getProxyFactoryDeployments,
-  getSafeL2SingletonDeployments,
-  getSafeSingletonDeployments,
-} from '@safe-global/safe-deployments';
+import { createRequire } from 'node:module';
 import { getAddress, type Address, type Hex } from 'viem';
+
+type Getter = (filter: { version: string; released?: boolean }) => Deployments | undefined;
+type Registry = Record<
+  | 'getSafeSingletonDeployments'
+  | 'getSafeL2SingletonDeployments'
+  | 'getProxyFactoryDeployments'
+  | 'getCompatibilityFallbackHandlerDeployments'
+  | 'getMultiSendDeployments'
+  | 'getMultiSendCallOnlyDeployments'
+  | 'getSignMessageLibDeployments'
+  | 'getCreateCallDeployments'
+  | 'getSimulateTxAccessorDeployments',
+  Getter
+>;
+
+let loaded: Registry | undefined;
+/**
+ * The registry, loaded on first use: it parses every chain's addresses (60-160 ms here), which a
+ * control plane or signer that never deploys, adopts or reconciles a Safe should not pay at start.
+ */
+function safeDeployments(): Registry {
+  loaded ??= createRequire(import.meta.url)('@safe-global/safe-deployments') as Registry;
+  return loaded;
+}
 
 export const SAFE_VERSIONS = ['1.3.0', '1.4.1', '1.5.0'] as const;
 export type SafeVersion = (typeof SAFE_VERSIONS)[number];
@@ -45,10 +64,8 @@ type Deployments = {
   deployments: Partial<Record<'canonical' | 'eip155' | 'zksync', { address: string; codeHash: string }>>;
   networkAddresses: Record<string, string | string[]>;
 };
-type Getter = (filter: { version: string; released?: boolean }) => Deployments | undefined;
-
-function registry(get: Getter, version: SafeVersion, what: string): Deployments {
-  const d = get({ version, released: true });
+function registry(getter: keyof Registry, version: SafeVersion, what: string): Deployments {
+  const d = safeDeployments()[getter]({ version, released: true });
   if (!d?.deployments.canonical) throw new Error(`@safe-global/safe-deployments has no ${what} for Safe v${version}`);
   return d;
 }
@@ -76,15 +93,15 @@ function addressIn(d: Deployments, type: 'canonical' | 'eip155'): Address {
  */
 export function safeContracts(version: SafeVersion, chainId: number): SafeContracts {
   if (!SAFE_VERSIONS.includes(version)) throw new Error(`Safe v${String(version)} is not one of ${SAFE_VERSIONS.join(', ')}`);
-  const singleton = registry(getSafeSingletonDeployments as Getter, version, 'singleton');
+  const singleton = registry('getSafeSingletonDeployments', version, 'singleton');
   const deployment = deploymentFor(singleton, chainId);
   return {
     version,
     deployment,
     singleton: addressIn(singleton, deployment),
-    singletonL2: addressIn(registry(getSafeL2SingletonDeployments as Getter, version, 'L2 singleton'), deployment),
-    proxyFactory: addressIn(registry(getProxyFactoryDeployments as Getter, version, 'proxy factory'), deployment),
-    fallbackHandler: addressIn(registry(getCompatibilityFallbackHandlerDeployments as Getter, version, 'compatibility fallback handler'), deployment),
+    singletonL2: addressIn(registry('getSafeL2SingletonDeployments', version, 'L2 singleton'), deployment),
+    proxyFactory: addressIn(registry('getProxyFactoryDeployments', version, 'proxy factory'), deployment),
+    fallbackHandler: addressIn(registry('getCompatibilityFallbackHandlerDeployments', version, 'compatibility fallback handler'), deployment),
   };
 }
 
@@ -95,11 +112,11 @@ export function knownSingletons(): readonly KnownSingleton[] {
   if (known) return known;
   const out: KnownSingleton[] = [];
   for (const version of SAFE_VERSIONS) {
-    for (const [l2, get] of [
-      [false, getSafeSingletonDeployments],
-      [true, getSafeL2SingletonDeployments],
+    for (const [l2, getter] of [
+      [false, 'getSafeSingletonDeployments'],
+      [true, 'getSafeL2SingletonDeployments'],
     ] as const) {
-      const d = registry(get as Getter, version, l2 ? 'L2 singleton' : 'singleton');
+      const d = registry(getter, version, l2 ? 'L2 singleton' : 'singleton');
       for (const type of ['canonical', 'eip155'] as const) {
         const e = d.deployments[type];
         if (e) out.push({ version, l2, address: getAddress(e.address), codeHash: e.codeHash.toLowerCase() as Hex });
@@ -128,4 +145,23 @@ export function identifySingleton(address: string, codeHash: string): KnownSingl
 /** The version `vault provision` was asked for, or a ValidationError-ready reason. */
 export function parseSafeVersion(value: unknown): SafeVersion | null {
   return typeof value === 'string' && (SAFE_VERSIONS as readonly string[]).includes(value) ? (value as SafeVersion) : null;
+}
+
+/**
+ * Every canonical Safe v1.4.1 contract the devnet deploys (and `SAFE_V141_ADDRESSES` lists), from
+ * the registry: the singletons, factory and handler, and the libraries beside them.
+ */
+export function safeV141Addresses() {
+  const at = (getter: keyof Registry, what: string) => addressIn(registry(getter, '1.4.1', what), 'canonical');
+  return {
+    safe: at('getSafeSingletonDeployments', 'singleton'),
+    safeL2: at('getSafeL2SingletonDeployments', 'L2 singleton'),
+    safeProxyFactory: at('getProxyFactoryDeployments', 'proxy factory'),
+    compatibilityFallbackHandler: at('getCompatibilityFallbackHandlerDeployments', 'compatibility fallback handler'),
+    multiSend: at('getMultiSendDeployments', 'MultiSend'),
+    multiSendCallOnly: at('getMultiSendCallOnlyDeployments', 'MultiSendCallOnly'),
+    signMessageLib: at('getSignMessageLibDeployments', 'SignMessageLib'),
+    createCall: at('getCreateCallDeployments', 'CreateCall'),
+    simulateTxAccessor: at('getSimulateTxAccessorDeployments', 'SimulateTxAccessor'),
+  };
 }
