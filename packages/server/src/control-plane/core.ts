@@ -42,6 +42,10 @@ export interface ControlPlaneOptions {
   resumeOnStart?: boolean;
   /** Timeout of one signer call (default 15 s). */
   signerTimeoutMs?: number;
+  /** Seconds between heartbeat comments on GET /events/stream (default 15). */
+  eventHeartbeatSeconds?: number;
+  /** Unsent bytes a live event-stream consumer may fall behind by before it is cut off (default 1 MiB). */
+  eventStreamBufferBytes?: number;
 }
 
 /** A tiny async mutex per key: concurrent executes of one intent run one after the other. */

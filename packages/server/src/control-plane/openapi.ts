@@ -19,11 +19,19 @@ interface Op {
   okType?: string;
   errors?: number[];
   deprecated?: boolean;
-  params?: { name: string; in: 'path' | 'query'; schema: Record<string, unknown> }[];
+  params?: { name: string; in: 'path' | 'query' | 'header'; schema: Record<string, unknown>; description?: string }[];
 }
 
 const idParam = (name: string, pattern?: string) => ({ name, in: 'path' as const, schema: pattern ? { type: 'string', pattern } : { type: 'string' } });
 const INTENT_ID = idParam('id', '^int_[0-9a-f]{64}$');
+const EVENT_ID = { type: 'string', pattern: '^evt_[0-9]{16}$' };
+/** The filters GET /events and GET /events/stream share. */
+const EVENT_FILTERS = [
+  { name: 'after', in: 'query' as const, schema: EVENT_ID, description: 'Events after this id (absent: from the first)' },
+  { name: 'types', in: 'query' as const, schema: { type: 'string' }, description: 'Comma-separated event types (at most 32)' },
+  { name: 'wallet', in: 'query' as const, schema: { type: 'string' }, description: 'Only events whose subject is this wallet' },
+  { name: 'intent', in: 'query' as const, schema: { type: 'string', pattern: '^int_[0-9a-f]{64}$' }, description: 'Only events whose subject is this intent' },
+];
 
 /** Every endpoint of interface.md's control-plane table. */
 export const ROUTES: readonly Op[] = [
@@ -52,6 +60,17 @@ export const ROUTES: readonly Op[] = [
   { method: 'post', path: '/pair/claim', summary: 'Register a device (no session, by design)', auth: false, body: 'PairClaimRequest', ok: 'Object', errors: [400, 403] },
   { method: 'get', path: '/devices', summary: 'Paired devices', auth: true, ok: 'Object' },
   { method: 'post', path: '/devices/{id}/revoke', summary: 'Revoke a device: its approvals stop counting at once', auth: true, ok: 'Object', params: [idParam('id')], errors: [404] },
+  { method: 'get', path: '/events', summary: 'The event log in order, one page (next is the cursor)', auth: true, ok: 'EventPage', params: [...EVENT_FILTERS, { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } }], errors: [400] },
+  {
+    method: 'get',
+    path: '/events/stream',
+    summary: 'The event log as Server-Sent Events: replay after the cursor, then live; id: lines carry event ids; heartbeat comments',
+    auth: true,
+    ok: null,
+    okType: 'text/event-stream',
+    params: [...EVENT_FILTERS, { name: 'Last-Event-ID', in: 'header', schema: EVENT_ID, description: 'Resume after this event (wins over after)' }],
+    errors: [400],
+  },
   { method: 'get', path: '/openapi.json', summary: 'This document', auth: false, ok: 'Object' },
 ];
 

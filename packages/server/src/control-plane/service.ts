@@ -24,7 +24,9 @@ import {
   type IntentStatus,
   type PolicySet,
   type Restriction,
+  type EventFilter,
   type SignedApproval,
+  type VaultEvent,
   type WalletDescriptor,
 } from '@vault/sdk';
 import { existsSync } from 'node:fs';
@@ -46,6 +48,7 @@ import {
 } from './core.js';
 import { Devices, publicDevice } from './devices.js';
 import { Estate } from './estate.js';
+import { EVENT_HEARTBEAT_SECONDS, EVENT_STREAM_BUFFER_BYTES } from './event-stream.js';
 import { Execution } from './execute.js';
 import { INTENT_LIST_MAX, Intents } from './intents.js';
 import { Protections } from './protect.js';
@@ -170,6 +173,24 @@ export class ControlPlane {
 
   verifyLedger(): ReturnType<Core['writer']['verifyLedger']> {
     return this.#core.writer.verifyLedger();
+  }
+
+  // ---------------------------------------------------------------- events (the outbox in store.ts)
+
+  /** Up to `limit` committed events after `afterSeq` that pass `filter`, in log order. */
+  eventsAfter(afterSeq: number, limit: number, filter?: EventFilter): VaultEvent[] {
+    return this.store.eventsAfter(afterSeq, limit, filter);
+  }
+
+  /** Calls `listener` with each commit's events once durable, in log order; returns the unsubscribe function. */
+  onEvents(listener: (events: readonly VaultEvent[]) => void): () => void {
+    return this.store.onEvents(listener);
+  }
+
+  /** Heartbeat interval and slow-consumer bound of GET /events/stream. */
+  get eventStreamOptions(): { heartbeatMs: number; maxBufferBytes: number } {
+    const o = this.#core.opts;
+    return { heartbeatMs: (o.eventHeartbeatSeconds ?? EVENT_HEARTBEAT_SECONDS) * 1000, maxBufferBytes: o.eventStreamBufferBytes ?? EVENT_STREAM_BUFFER_BYTES };
   }
 
   // ---------------------------------------------------------------- sessions
