@@ -204,16 +204,19 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
     const last = c.req.header('last-event-id');
     const after = last === undefined || last === '' ? query.after : eventSeq(parseWith(EventIdSchema, last, 'Last-Event-ID'));
     const token = c.get('token' as never) as string | null;
-    const env = c.env as { incoming?: { socket?: { destroy(): void } } } | undefined;
+    const env = c.env as { incoming?: { socket?: { destroy(): void } }; outgoing?: { writableLength?: number } } | undefined;
     const body = eventStream(cp.store, {
       after,
       filter: query.filter,
       ...cp.eventStreamOptions,
+      writeBacklog: () => env?.outgoing?.writableLength ?? 0,
       // The stream lives as long as its session: locked or expired, it ends.
       stillAuthorized: () => (cp.sessions.touch(token), true),
       disconnect: (reason) => {
         cp.log({ event: 'event_stream_closed', reason });
-        env?.incoming?.socket?.destroy();
+        const socket = env?.incoming?.socket;
+        socket?.destroy();
+        return socket !== undefined;
       },
     });
     return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' } });

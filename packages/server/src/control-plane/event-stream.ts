@@ -31,10 +31,12 @@ export interface EventStreamOptions {
   filter?: EventFilter;
   heartbeatMs: number;
   maxBufferBytes: number;
+  /** Bytes written to the socket that it has not sent yet (its write buffer), when known. */
+  writeBacklog?: () => number;
   /** Called at each heartbeat: throws (or returns false) when the session has ended. */
   stillAuthorized: () => boolean;
-  /** Closes the connection (the consumer is cut off or its session ended). */
-  disconnect: (reason: 'slow_consumer' | 'session_ended') => void;
+  /** Closes the connection under the stream (the consumer is cut off or its session ended); false if it cannot. */
+  disconnect: (reason: 'slow_consumer' | 'session_ended') => boolean;
 }
 
 /** One SSE frame: the id line carries the event id, the data line the event as JSON (no newlines). */
@@ -64,13 +66,15 @@ export function eventStream(log: EventLog, opts: EventStreamOptions): ReadableSt
       start(controller) {
         const cutOff = (reason: 'slow_consumer' | 'session_ended') => {
           stop();
-          // Drop what is queued (the memory is the point) and close the socket under it.
-          controller.error(new Error(reason));
-          opts.disconnect(reason);
+          // Close the socket under the stream: the server cancels the stream, which drops what is
+          // queued (the memory is the point). Without a socket to close, error the stream instead.
+          if (!opts.disconnect(reason)) controller.error(new Error(reason));
         };
         const push = (text: string) => {
           controller.enqueue(enc.encode(text));
-          if ((controller.desiredSize ?? 0) < 0) cutOff('slow_consumer');
+          // Unsent: what waits in this stream's queue and in the socket's write buffer.
+          const unsent = opts.maxBufferBytes - (controller.desiredSize ?? 0) + (opts.writeBacklog?.() ?? 0);
+          if (unsent > opts.maxBufferBytes) cutOff('slow_consumer');
         };
         // The reconnection delay a browser EventSource uses; then replay.
         controller.enqueue(enc.encode(`retry: 1000\n: after ${eventId(cursor)}\n\n`));
