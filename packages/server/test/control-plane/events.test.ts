@@ -90,6 +90,7 @@ async function openStream(hh: Harness, query = '', headers: Record<string, strin
   let text = '';
   let ended = false;
   const events: VaultEvent[] = [];
+  const frames: string[] = [];
   const pump = (async () => {
     try {
       for (;;) {
@@ -115,7 +116,6 @@ async function openStream(hh: Harness, query = '', headers: Record<string, strin
     }
     ended = true;
   })();
-  const frames: string[] = [];
   return {
     res,
     events,
