@@ -38,6 +38,11 @@ export interface FollowOptions extends EventsQuery {
   reconnectDelayMs?: number | undefined;
   /** Called on each reconnection with the error that ended the last connection. */
   onReconnect?: ((error: unknown, after: string | undefined) => void) | undefined;
+  /**
+   * Called when the session is refused (a restarted control plane knows no earlier session):
+   * resolve true once a new token is in place to reconnect, false to end with the SessionError.
+   */
+  reauthenticate?: (() => Promise<boolean>) | undefined;
 }
 
 export interface EventsClient {
@@ -194,8 +199,13 @@ export function createEventsClient(options: EventsClientOptions): EventsClient {
           }
         } catch (e) {
           if (stop.signal.aborted) return;
-          // A session refused, or a request the server calls invalid, does not heal by retrying.
-          if (e instanceof SessionError || (e instanceof VaultError && !(e instanceof TransportError) && e.code !== -32603)) throw e;
+          // A session refused does not heal by retrying, unless the caller can unlock again.
+          if (e instanceof SessionError) {
+            if (!o.reauthenticate || !(await o.reauthenticate())) throw e;
+          } else if (e instanceof VaultError && !(e instanceof TransportError) && e.code !== -32603) {
+            // A request the server calls invalid (a bad filter) does not heal either.
+            throw e;
+          }
           error = e;
         }
         if (stop.signal.aborted) return;
