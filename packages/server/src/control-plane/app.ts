@@ -204,6 +204,7 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
     const last = c.req.header('last-event-id');
     const after = last === undefined || last === '' ? query.after : eventSeq(parseWith(EventIdSchema, last, 'Last-Event-ID'));
     const token = c.get('token' as never) as string | null;
+    const release = cp.openEventStream();
     const env = c.env as { incoming?: { socket?: { destroy(): void } }; outgoing?: { writableLength?: number } } | undefined;
     const body = eventStream(cp.store, {
       after,
@@ -218,6 +219,7 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
         socket?.destroy();
         return socket !== undefined;
       },
+      onClose: release,
     });
     return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' } });
   });

@@ -46,6 +46,8 @@ export interface ControlPlaneOptions {
   eventHeartbeatSeconds?: number;
   /** Unsent bytes a live event-stream consumer may fall behind by before it is cut off (default 1 MiB). */
   eventStreamBufferBytes?: number;
+  /** Event streams open at once (default 32); a new one past it is refused with 503. */
+  eventStreamsMax?: number;
 }
 
 /** A tiny async mutex per key: concurrent executes of one intent run one after the other. */

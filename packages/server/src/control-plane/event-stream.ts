@@ -16,6 +16,8 @@ import { eventId, matchesEventFilter, type EventFilter, type VaultEvent } from '
 export const EVENT_HEARTBEAT_SECONDS = 15;
 /** Unsent bytes a live consumer may fall behind by before it is cut off (default 1 MiB). */
 export const EVENT_STREAM_BUFFER_BYTES = 1024 * 1024;
+/** Streams open at once (each may hold up to its buffer bound): past it, a new one is refused (503). */
+export const EVENT_STREAMS_MAX = 32;
 /** Events read from the log per replay step, and the most looked at per step through a filter. */
 const REPLAY_PAGE = 256;
 const REPLAY_SCAN = 4096;
@@ -37,6 +39,8 @@ export interface EventStreamOptions {
   stillAuthorized: () => boolean;
   /** Closes the connection under the stream (the consumer is cut off or its session ended); false if it cannot. */
   disconnect: (reason: 'slow_consumer' | 'session_ended') => boolean;
+  /** Called once when the stream ends, however it ends. */
+  onClose?: () => void;
 }
 
 /** One SSE frame: the id line carries the event id, the data line the event as JSON (no newlines). */
@@ -57,6 +61,7 @@ export function eventStream(log: EventLog, opts: EventStreamOptions): ReadableSt
     if (closed) return;
     closed = true;
     unsubscribe();
+    opts.onClose?.();
     if (timer) clearInterval(timer);
     wake?.();
   };

@@ -23,6 +23,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { formatEventLine } from '../../src/cli/events-tail.js';
 import { ReceiptSigner } from '../../src/control-plane/secrets.js';
 import { IntentStore } from '../../src/control-plane/store.js';
 import { Writer } from '../../src/control-plane/writer.js';
@@ -402,5 +403,40 @@ describe('GET /events/stream', () => {
     await h.client.lock();
     await s.until(() => s.ended, 5000);
     expect(h.logs.some((l) => l.includes('session_ended'))).toBe(true);
+  });
+
+  it('attack: opening streams without end is refused past the cap (503), and a closed stream gives its place back', async () => {
+    h = await setup({ controlPlane: { eventStreamsMax: 3 } });
+    const open = [await openStream(h), await openStream(h), await openStream(h)];
+    const refused = await raw(h, 'GET', '/events/stream');
+    expect(refused.status).toBe(503);
+    expect(refused.body.error.data.reason).toBe('busy');
+    await open[0]!.close();
+    const t0 = Date.now();
+    let again = await openStream(h);
+    while (again.res.status !== 200 && Date.now() - t0 < 5000) {
+      await again.close();
+      await new Promise((r) => setTimeout(r, 20));
+      again = await openStream(h);
+    }
+    expect(again.res.status).toBe(200);
+    for (const s of [...open.slice(1), again]) await s.close();
+  });
+});
+
+describe('vault events tail lines', () => {
+  it('attack: a device label with terminal escapes and newlines is printed inert, on one line', () => {
+    const line = formatEventLine({
+      id: eventId(7),
+      seq: 7,
+      type: 'device.paired',
+      at: 1_767_225_600,
+      subject: { device: 'dev_1' },
+      receipt: 'ab'.repeat(32),
+      data: { id: 'dev_1', role: 'approver', label: 'phone\u001b[2J\u001b]0;pwned\u0007\nevt_0000000000000099 fake', public_key: 'cd'.repeat(32) },
+    });
+    expect(line).not.toMatch(/[\u0000-\u001f\u007f]/);
+    expect(line.split('\n')).toHaveLength(1);
+    expect(line).toMatch(/^evt_0000000000000007 2026-01-01T00:00:00.000Z device.paired device=dev_1 role=approver label=phone /);
   });
 });
