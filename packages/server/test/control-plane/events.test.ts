@@ -260,6 +260,31 @@ describe('a full lifecycle emits each event type in order', () => {
   });
 });
 
+describe('failure and retry', () => {
+  it('the ledger rejects: intent.failed with its stage and code, then the retry confirms; the chain is the witness', async () => {
+    h = await setup();
+    const { intentId } = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '9' });
+    h.ledger.faults.submitReject = { code: 'insufficient_balance', message: 'not enough', retriable: true };
+    expect((await raw(h, 'POST', `/intent/${intentId}/execute`)).status).toBe(500);
+    h.ledger.resetFaults();
+    expect((await h.client.execute(intentId)).status).toBe('confirmed');
+    const events = await allEvents(h, `&intent=${intentId}`);
+    const types = events.map((e) => e.type);
+    const failed = types.indexOf('intent.failed');
+    expect(failed).toBeGreaterThan(0);
+    expect(events[failed]!.data).toMatchObject({ stage: 'submit', code: 'insufficient_balance' });
+    expect(events[failed + 1]!.data).toMatchObject({ from: 'submitted', to: 'failed' });
+    expect(types.slice(failed + 2)).toContain('intent.confirmed');
+    expect(events.filter((e) => e.type === 'intent.status_changed').map((e) => `${e.data['from']}>${e.data['to']}`)).toEqual([
+      'allowed>submitted',
+      'submitted>failed',
+      'failed>submitted',
+      'submitted>confirmed',
+    ]);
+    expectOutbox(await allEvents(h), await receipts(h));
+  });
+});
+
 describe('GET /events', () => {
   it('pages in order with next and has_more; filters by types, wallet and intent', async () => {
     h = await setup();
