@@ -106,22 +106,30 @@ export function eventStream(log: EventLog, opts: EventStreamOptions): ReadableSt
         }, opts.heartbeatMs);
         timer.unref();
         void (async () => {
-          while (!closed) {
-            const page = log.eventsPage(cursor, REPLAY_PAGE, opts.filter, REPLAY_SCAN);
-            if (page.next === cursor) {
-              // Caught up: from here on the commit notifications carry every event. No await
-              // between this read and the switch, so no commit falls between them.
-              live = true;
-              return;
+          try {
+            while (!closed) {
+              const page = log.eventsPage(cursor, REPLAY_PAGE, opts.filter, REPLAY_SCAN);
+              if (page.next === cursor) {
+                // Caught up: from here on the commit notifications carry every event. No await
+                // between this read and the switch, so no commit falls between them.
+                live = true;
+                return;
+              }
+              cursor = page.next;
+              let out = '';
+              for (const e of page.events) out += sseFrame(e);
+              if (out) controller.enqueue(enc.encode(out));
+              // Replay goes at the consumer's pace: wait until it has read what is queued (and let
+              // other work run between pages).
+              while (!closed && (controller.desiredSize ?? 1) <= 0) await new Promise<void>((r) => (wake = r));
+              await new Promise((r) => setImmediate(r));
             }
-            cursor = page.next;
-            let out = '';
-            for (const e of page.events) out += sseFrame(e);
-            if (out) controller.enqueue(enc.encode(out));
-            // Replay goes at the consumer's pace: wait until it has read what is queued (and let
-            // other work run between pages).
-            while (!closed && (controller.desiredSize ?? 1) <= 0) await new Promise<void>((r) => (wake = r));
-            await new Promise((r) => setImmediate(r));
+          } catch {
+            // The store closed under the replay (shutdown): end the stream; the reader resumes.
+            if (!closed) {
+              stop();
+              controller.error(new Error('event log unavailable'));
+            }
           }
         })();
       },
