@@ -27,6 +27,7 @@ import {
 import { parseWith } from '../schemas/index.js';
 import { IntentRequestSchema, type IntentRequest } from '../schemas/intent.js';
 import { PolicySetSchema, type PolicySet } from '../schemas/policy.js';
+import { createEventsClient, type EventsClient } from './events.js';
 import {
   createHttp,
   isHeaderSafeToken,
@@ -157,6 +158,8 @@ export interface ControlPlaneClient {
   devices(): Promise<unknown>;
   /** POST /devices/{id}/revoke (session). */
   revokeDevice(id: string): Promise<unknown>;
+  /** The event log (GET /events, GET /events/stream) with this client's session. */
+  events(options?: { maxLineBytes?: number }): EventsClient;
 }
 
 /**
@@ -174,6 +177,7 @@ export interface ControlPlaneClient {
 export function createControlPlaneClient(options: ControlPlaneClientOptions): ControlPlaneClient {
   const http = createHttp(options);
   let token: string | undefined;
+  let eventsClient: EventsClient | undefined;
 
   function setToken(next: string | undefined): void {
     if (next !== undefined && !isHeaderSafeToken(next)) {
@@ -338,6 +342,13 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions): Co
     },
 
     devices: async () => withSession({ method: 'GET', path: '/devices', label: 'GET /devices' }, AnyBody),
+
+    events(opts = {}) {
+      if (opts.maxLineBytes === undefined && eventsClient) return eventsClient;
+      const c = createEventsClient({ baseUrl: http.baseUrl, token: () => token, fetch: options.fetch, timeoutMs: options.timeoutMs, maxLineBytes: opts.maxLineBytes });
+      if (opts.maxLineBytes === undefined) eventsClient = c;
+      return c;
+    },
 
     revokeDevice: async (id) =>
       withSession(

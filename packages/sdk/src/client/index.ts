@@ -30,4 +30,13 @@ export {
   type SignResult,
   type ObserveResult,
 } from './signer.js';
+export {
+  createEventsClient,
+  parseSse,
+  DEFAULT_MAX_SSE_LINE_BYTES,
+  type EventsClient,
+  type EventsClientOptions,
+  type EventsQuery,
+  type FollowOptions,
+} from './events.js';
 export { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT_MS, type FetchLike } from './http.js';

@@ -30,14 +30,18 @@ export function eventSeq(id: string): number {
 /** Dotted lowercase: `intent.created`, `device.revoked`. */
 export const EventTypeSchema = z.string().max(64).regex(/^[a-z][a-z_]*(\.[a-z][a-z_]*)+$/, 'expected a dotted lowercase event type');
 
-/** What an event is about. At least one member is set. */
+/**
+ * What an event is about. At least one member is set. `state` (the digest of a configuration) is
+ * the subject of `state.reloaded`, which concerns no single intent, wallet or device.
+ */
 export const EventSubjectSchema = z
   .strictObject({
     intent: boundedString(128).optional(),
     wallet: boundedString(128).optional(),
     device: boundedString(128).optional(),
+    state: DigestSchema.optional(),
   })
-  .refine((s) => s.intent !== undefined || s.wallet !== undefined || s.device !== undefined, 'subject names no intent, wallet or device');
+  .refine((s) => s.intent !== undefined || s.wallet !== undefined || s.device !== undefined || s.state !== undefined, 'subject names no intent, wallet, device or state');
 
 export const VaultEventSchema = z.strictObject({
   id: EventIdSchema,
@@ -52,3 +56,13 @@ export const VaultEventSchema = z.strictObject({
   data: z.record(z.string(), z.unknown()),
 });
 export type VaultEvent = z.infer<typeof VaultEventSchema>;
+
+/** `GET /events`: one page of the log in order, and the cursor to read on from. */
+export const EventPageSchema = z.strictObject({
+  events: z.array(VaultEventSchema),
+  /** Pass as `after` for the next page (the last event looked at, or `after` when none was). */
+  next: EventIdSchema,
+  /** Whether more of the log lies past `next` (an empty page with has_more: a filter matched nothing in the span looked at). */
+  has_more: z.boolean(),
+});
+export type EventPage = z.infer<typeof EventPageSchema>;

@@ -18,7 +18,7 @@ import {
   SessionUnlockResultSchema,
   StoredIntentSchema,
 } from './control-plane.js';
-import { VaultEventSchema } from './event.js';
+import { EventPageSchema, VaultEventSchema } from './event.js';
 import { AssetSpecSchema, IntentRequestSchema, OperationSchema } from './intent.js';
 import { PolicySetSchema, RuleSchema } from './policy.js';
 import { FindingSchema, ProtectInputsSchema, SignerOutcomeSchema } from './protect.js';
@@ -106,6 +106,7 @@ export const WIRE_SCHEMAS = {
   LedgerVerifyResult: LedgerVerifyResultSchema,
   SupplyReport: SupplyReportSchema,
   VaultEvent: VaultEventSchema,
+  EventPage: EventPageSchema,
 } as const;
 export type WireSchemaName = keyof typeof WIRE_SCHEMAS;
 

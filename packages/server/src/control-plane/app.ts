@@ -4,13 +4,28 @@
  * Host check, body limits, bodies validated against the SDK schemas, errors mapped in one place.
  * Routes only do I/O and auth; the work is in ControlPlane.
  */
-import { IntentIdSchema, PairCreateRequestSchema, SignedApprovalSchema, ValidationError, VaultError, labelString, parseWith, type IntentRequest } from '@vault/sdk';
+import {
+  EVENT_TYPES,
+  EventIdSchema,
+  eventId,
+  eventSeq,
+  IntentIdSchema,
+  PairCreateRequestSchema,
+  SignedApprovalSchema,
+  ValidationError,
+  VaultError,
+  labelString,
+  parseWith,
+  type EventFilter,
+  type IntentRequest,
+} from '@vault/sdk';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { Hono } from 'hono';
 import QRCode from 'qrcode';
 import { z } from 'zod';
 import { createServiceApp, errorResponse, readJson } from '../http/app.js';
 import { bearerToken } from '../http/auth.js';
+import { eventStream } from './event-stream.js';
 import { openApiDocument, SnapshotRequestSchema, UnlockRequestSchema } from './openapi.js';
 import { publicIntent, type ControlPlane } from './service.js';
 
@@ -31,6 +46,34 @@ const QR_MIN_WIDTH_PX = 256;
 const LimitSchema = z.string().regex(/^[0-9]{1,4}$/, 'limit must be an integer 1..1000').transform(Number).refine((n) => n >= 1 && n <= 1000, 'limit must be an integer 1..1000');
 const WalletIdSchema = z.string().min(1).max(128);
 const DeviceIdSchema = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'device id: 1..128 of A-Z a-z 0-9 . _ : -');
+
+/** GET /events: page size when none is asked for, and the most one page holds. */
+export const EVENTS_PAGE_DEFAULT = 100;
+export const EVENTS_PAGE_MAX = 1000;
+/** Events one page may look at through a filter before it answers (with has_more). */
+const EVENTS_SCAN_MAX = 10 * EVENTS_PAGE_MAX;
+const EventTypesSchema = z
+  .string()
+  .max(2048)
+  .transform((s) => s.split(','))
+  .pipe(z.array(z.enum(Object.keys(EVENT_TYPES) as [string, ...string[]], 'unknown event type')).min(1).max(32));
+
+/** The filters and cursor GET /events and the stream share; each bad value is a 400 naming it. */
+function eventQuery(c: Context): { after: number; filter: EventFilter } {
+  const q = (name: string) => {
+    const v = c.req.query(name);
+    return v === undefined || v === '' ? undefined : v;
+  };
+  const after = q('after');
+  const types = q('types');
+  const wallet = q('wallet');
+  const intent = q('intent');
+  const filter: EventFilter = {};
+  if (types !== undefined) filter.types = parseWith(EventTypesSchema, types, 'types');
+  if (wallet !== undefined) filter.wallet = parseWith(WalletIdSchema, wallet, 'wallet');
+  if (intent !== undefined) filter.intent = parseWith(IntentIdSchema, intent, 'intent');
+  return { after: after === undefined ? 0 : eventSeq(parseWith(EventIdSchema, after, 'after')), filter };
+}
 
 function param<S extends z.ZodType>(c: Context, name: string, schema: S): z.infer<S> {
   return parseWith(schema, c.req.param(name), name);
@@ -147,6 +190,40 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
     const limit = q === undefined ? 50 : parseWith(LimitSchema, q, 'limit');
     return c.json({ head: cp.head, receipts: cp.store.recentReceipts(limit) });
   });
+  app.get('/events', session, (c) => {
+    const { after, filter } = eventQuery(c);
+    const q = c.req.query('limit');
+    const limit = q === undefined ? EVENTS_PAGE_DEFAULT : Math.min(EVENTS_PAGE_MAX, parseWith(LimitSchema, q, 'limit'));
+    const page = cp.store.eventsPage(after, limit, filter, EVENTS_SCAN_MAX);
+    return c.json({ events: page.events, next: eventId(page.next), has_more: page.next < cp.store.lastEventSeq });
+  });
+
+  app.get('/events/stream', session, (c) => {
+    const query = eventQuery(c);
+    // A reconnecting client resumes after the last event it saw, whatever its URL says.
+    const last = c.req.header('last-event-id');
+    const after = last === undefined || last === '' ? query.after : eventSeq(parseWith(EventIdSchema, last, 'Last-Event-ID'));
+    const token = c.get('token' as never) as string | null;
+    const release = cp.openEventStream();
+    const env = c.env as { incoming?: { socket?: { destroy(): void } }; outgoing?: { writableLength?: number } } | undefined;
+    const body = eventStream(cp.store, {
+      after,
+      filter: query.filter,
+      ...cp.eventStreamOptions,
+      writeBacklog: () => env?.outgoing?.writableLength ?? 0,
+      // The stream lives as long as its session: locked or expired, it ends.
+      stillAuthorized: () => (cp.sessions.touch(token), true),
+      disconnect: (reason) => {
+        cp.log({ event: 'event_stream_closed', reason });
+        const socket = env?.incoming?.socket;
+        socket?.destroy();
+        return socket !== undefined;
+      },
+      onClose: release,
+    });
+    return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' } });
+  });
+
   app.post('/admin/reload', session, async (c) => c.json(await cp.reload()));
 
   app.post('/snapshot', session, async (c) => {

@@ -2,7 +2,7 @@
 /**
  * @module control-plane/cli
  * `vault-control-plane init --state-dir DIR [--passphrase-file FILE]` and
- * `vault-control-plane serve --state-dir DIR [--port 7331] [--host 127.0.0.1]`.
+ * `vault-control-plane serve --state-dir DIR [--port 7331] [--host 127.0.0.1] [--event-heartbeat-seconds 15]`.
  * The passphrase comes from VAULT_OPERATOR_PASSPHRASE, a --passphrase-file, or a prompt on a TTY.
  */
 import { VaultError } from '@vault/sdk';
@@ -13,7 +13,7 @@ import { initStateDir, startControlPlane } from './run.js';
 
 const USAGE = `usage:
   vault-control-plane init  --state-dir DIR [--passphrase-file FILE]
-  vault-control-plane serve --state-dir DIR [--port 7331] [--host 127.0.0.1]
+  vault-control-plane serve --state-dir DIR [--port 7331] [--host 127.0.0.1] [--event-heartbeat-seconds 15]
 
 The operator passphrase is read from VAULT_OPERATOR_PASSPHRASE, --passphrase-file, or a TTY prompt.`;
 
@@ -82,12 +82,15 @@ async function main(argv: string[]): Promise<number> {
   const host = flags.get('host') ?? '127.0.0.1';
   const port = Number(flags.get('port') ?? '7331');
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error('--port must be 0..65535');
+  const heartbeat = Number(flags.get('event-heartbeat-seconds') ?? '15');
+  if (!Number.isFinite(heartbeat) || heartbeat < 1 || heartbeat > 3600) throw new Error('--event-heartbeat-seconds must be 1..3600');
   if (!isLoopbackHost(host)) process.stderr.write(`warning: binding ${host}, which is not loopback; the Host check still refuses non-loopback names\n`);
   const running = await startControlPlane({
     stateDir,
     host,
     port,
     accessLog: true,
+    eventHeartbeatSeconds: heartbeat,
     log: (line) => process.stdout.write(`${line}\n`),
   });
   process.stdout.write(`${JSON.stringify({ event: 'listening', url: running.url })}\n`);

@@ -42,6 +42,12 @@ export interface ControlPlaneOptions {
   resumeOnStart?: boolean;
   /** Timeout of one signer call (default 15 s). */
   signerTimeoutMs?: number;
+  /** Seconds between heartbeat comments on GET /events/stream (default 15). */
+  eventHeartbeatSeconds?: number;
+  /** Unsent bytes a live event-stream consumer may fall behind by before it is cut off (default 1 MiB). */
+  eventStreamBufferBytes?: number;
+  /** Event streams open at once (default 32); a new one past it is refused with 503. */
+  eventStreamsMax?: number;
 }
 
 /** A tiny async mutex per key: concurrent executes of one intent run one after the other. */

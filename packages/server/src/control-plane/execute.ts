@@ -268,7 +268,8 @@ export class Execution {
       quorum: assembled.quorum,
     };
     const submitted = transition(record, 'submitted', this.#core.now(), { submission, attempt: null });
-    await this.#core.writer.commit(record, submitted, this.#core.writer.receipt('intent.submitting', { intentId: id, txHash: assembled.txHash, digest: built.digest }, id));
+    // The signers' lines ride on this receipt: each signer's outcome is an event of the stage.
+    await this.#core.writer.commit(record, submitted, this.#core.writer.receipt('intent.submitting', { intentId: id, txHash: assembled.txHash, digest: built.digest, signers: submission.signers }, id));
     return this.#submitAndConfirm(submitted, wallet, driver, true);
   }
 

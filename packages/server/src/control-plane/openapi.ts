@@ -19,11 +19,19 @@ interface Op {
   okType?: string;
   errors?: number[];
   deprecated?: boolean;
-  params?: { name: string; in: 'path' | 'query'; schema: Record<string, unknown> }[];
+  params?: { name: string; in: 'path' | 'query' | 'header'; schema: Record<string, unknown>; description?: string }[];
 }
 
 const idParam = (name: string, pattern?: string) => ({ name, in: 'path' as const, schema: pattern ? { type: 'string', pattern } : { type: 'string' } });
 const INTENT_ID = idParam('id', '^int_[0-9a-f]{64}$');
+const EVENT_ID = { type: 'string', pattern: '^evt_[0-9]{16}$' };
+/** The filters GET /events and GET /events/stream share. */
+const EVENT_FILTERS = [
+  { name: 'after', in: 'query' as const, schema: EVENT_ID, description: 'Events after this id (absent: from the first)' },
+  { name: 'types', in: 'query' as const, schema: { type: 'string' }, description: 'Comma-separated event types (at most 32)' },
+  { name: 'wallet', in: 'query' as const, schema: { type: 'string' }, description: 'Only events whose subject is this wallet' },
+  { name: 'intent', in: 'query' as const, schema: { type: 'string', pattern: '^int_[0-9a-f]{64}$' }, description: 'Only events whose subject is this intent' },
+];
 
 /** Every endpoint of interface.md's control-plane table. */
 export const ROUTES: readonly Op[] = [
@@ -52,6 +60,17 @@ export const ROUTES: readonly Op[] = [
   { method: 'post', path: '/pair/claim', summary: 'Register a device (no session, by design)', auth: false, body: 'PairClaimRequest', ok: 'Object', errors: [400, 403] },
   { method: 'get', path: '/devices', summary: 'Paired devices', auth: true, ok: 'Object' },
   { method: 'post', path: '/devices/{id}/revoke', summary: 'Revoke a device: its approvals stop counting at once', auth: true, ok: 'Object', params: [idParam('id')], errors: [404] },
+  { method: 'get', path: '/events', summary: 'The event log in order, one page (next is the cursor)', auth: true, ok: 'EventPage', params: [...EVENT_FILTERS, { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } }], errors: [400] },
+  {
+    method: 'get',
+    path: '/events/stream',
+    summary: 'The event log as Server-Sent Events: replay after the cursor, then live; id: lines carry event ids; heartbeat comments',
+    auth: true,
+    ok: null,
+    okType: 'text/event-stream',
+    params: [...EVENT_FILTERS, { name: 'Last-Event-ID', in: 'header', schema: EVENT_ID, description: 'Resume after this event (wins over after)' }],
+    errors: [400, 503],
+  },
   { method: 'get', path: '/openapi.json', summary: 'This document', auth: false, ok: 'Object' },
 ];
 
@@ -67,7 +86,7 @@ export function openApiDocument(): Record<string, unknown> {
   for (const [name, s] of Object.entries(extra)) schemas[name] = clean(z.toJSONSchema(s, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>);
   schemas['Object'] = { type: 'object', additionalProperties: true };
   schemas['ObjectArray'] = { type: 'array', items: { type: 'object', additionalProperties: true } };
-  const errorStatuses: Record<number, string> = { 400: 'bad request (4000), data.path names the field', 401: 'session (4100)', 403: 'refused (-32602)', 404: 'not found (4040)', 500: 'execute refused at a stage (-32602, data.stage and data.reason) or internal (-32603)', 503: 'busy: too many unlock attempts waiting (4100, data.reason "busy")' };
+  const errorStatuses: Record<number, string> = { 400: 'bad request (4000), data.path names the field', 401: 'session (4100)', 403: 'refused (-32602)', 404: 'not found (4040)', 500: 'execute refused at a stage (-32602, data.stage and data.reason) or internal (-32603)', 503: 'busy: too many unlock attempts waiting (4100), or too many event streams open (-32602); data.reason "busy"' };
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of ROUTES) {
     const responses: Record<string, unknown> = {

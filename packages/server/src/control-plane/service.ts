@@ -13,6 +13,7 @@
 import {
   fromHex,
   parseWith,
+  RefusedError,
   SessionError,
   ValidationError,
   type ChainDriver,
@@ -24,7 +25,9 @@ import {
   type IntentStatus,
   type PolicySet,
   type Restriction,
+  type EventFilter,
   type SignedApproval,
+  type VaultEvent,
   type WalletDescriptor,
 } from '@vault/sdk';
 import { existsSync } from 'node:fs';
@@ -46,6 +49,7 @@ import {
 } from './core.js';
 import { Devices, publicDevice } from './devices.js';
 import { Estate } from './estate.js';
+import { EVENT_HEARTBEAT_SECONDS, EVENT_STREAM_BUFFER_BYTES, EVENT_STREAMS_MAX } from './event-stream.js';
 import { Execution } from './execute.js';
 import { INTENT_LIST_MAX, Intents } from './intents.js';
 import { Protections } from './protect.js';
@@ -170,6 +174,39 @@ export class ControlPlane {
 
   verifyLedger(): ReturnType<Core['writer']['verifyLedger']> {
     return this.#core.writer.verifyLedger();
+  }
+
+  // ---------------------------------------------------------------- events (the outbox in store.ts)
+
+  /** Up to `limit` committed events after `afterSeq` that pass `filter`, in log order. */
+  eventsAfter(afterSeq: number, limit: number, filter?: EventFilter): VaultEvent[] {
+    return this.store.eventsAfter(afterSeq, limit, filter);
+  }
+
+  /** Calls `listener` with each commit's events once durable, in log order; returns the unsubscribe function. */
+  onEvents(listener: (events: readonly VaultEvent[]) => void): () => void {
+    return this.store.onEvents(listener);
+  }
+
+  /** Heartbeat interval and slow-consumer bound of GET /events/stream. */
+  get eventStreamOptions(): { heartbeatMs: number; maxBufferBytes: number } {
+    const o = this.#core.opts;
+    return { heartbeatMs: (o.eventHeartbeatSeconds ?? EVENT_HEARTBEAT_SECONDS) * 1000, maxBufferBytes: o.eventStreamBufferBytes ?? EVENT_STREAM_BUFFER_BYTES };
+  }
+
+  #openStreams = 0;
+
+  /** Takes a place for one event stream (refused with 503 past the cap); the function gives it back once. */
+  openEventStream(): () => void {
+    if (this.#openStreams >= (this.#core.opts.eventStreamsMax ?? EVENT_STREAMS_MAX)) {
+      throw Object.assign(new RefusedError('too many event streams open; close one and retry', { data: { reason: 'busy' } }), { httpStatus: 503 });
+    }
+    this.#openStreams++;
+    let released = false;
+    return () => {
+      if (!released) this.#openStreams--;
+      released = true;
+    };
   }
 
   // ---------------------------------------------------------------- sessions

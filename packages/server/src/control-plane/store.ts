@@ -14,14 +14,19 @@
  * strong). A group is one transaction, so the log on disk always ends on a signed record.
  */
 import {
+  eventId,
   InternalError,
+  matchesEventFilter,
   type Decision,
+  type EventDraft,
+  type EventFilter,
   type ExecuteOutcome,
   type HistoryEntry,
   type IntentStatus,
   type NormalizedIntent,
   type ReceiptRecord,
   type SignedApproval,
+  type VaultEvent,
 } from '@vault/sdk';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { mkdirSync } from 'node:fs';
@@ -69,10 +74,11 @@ export interface IntentRecord {
   attempts?: number;
 }
 
-/** One queued write: an intent record (with its receipt, if it made one) or a receipt alone. */
+/** One queued write: an intent record (with its receipt, if it made one) or a receipt alone, and the receipt's events. */
 interface QueuedWrite {
   record: IntentRecord | null;
   receipt: ReceiptRecord | null;
+  events: EventDraft[];
   extra: { isNew?: boolean; known?: [string, string] };
   resolve: () => void;
   reject: (e: unknown) => void;
@@ -112,7 +118,12 @@ export class IntentStore {
   readonly known: Database<number, [string, string]>;
   /** @internal */
   readonly inflight: Database<number, string>;
+  /** @internal The event log (the outbox), keyed by event seq. */
+  readonly events: Database<VaultEvent, number>;
   #nextN: number;
+  /** The seq the next committed event takes (1 for the first: `after=evt_…0` reads from the start). */
+  #nextEventSeq: number;
+  readonly #eventListeners = new Set<(events: readonly VaultEvent[]) => void>();
   readonly #seal: ((receipt: ReceiptRecord) => ReceiptRecord) | undefined;
   #queue: QueuedWrite[] = [];
   #scheduled = false;
@@ -137,9 +148,52 @@ export class IntentStore {
     this.meta = this.root.openDB<unknown, string>({ name: 'meta' });
     this.known = this.root.openDB<number, [string, string]>({ name: 'known' });
     this.inflight = this.root.openDB<number, string>({ name: 'inflight' });
+    this.events = this.root.openDB<VaultEvent, number>({ name: 'events' });
     let last = -1;
     for (const { key } of this.order.getRange({ reverse: true, limit: 1 })) last = key;
     this.#nextN = last + 1;
+    let lastEvent = 0;
+    for (const { key } of this.events.getRange({ reverse: true, limit: 1 })) lastEvent = key;
+    this.#nextEventSeq = lastEvent + 1;
+  }
+
+  /** The seq of the last committed event (0 when the log is empty). */
+  get lastEventSeq(): number {
+    return this.#nextEventSeq - 1;
+  }
+
+  /** Up to `limit` committed events after `afterSeq` that pass `filter`, in log order. */
+  eventsAfter(afterSeq: number, limit: number, filter?: EventFilter): VaultEvent[] {
+    return this.eventsPage(afterSeq, limit, filter).events;
+  }
+
+  /**
+   * One page of the log: up to `limit` events after `afterSeq` that pass `filter`, looking at no
+   * more than `scanMax` events (a filter that matches rarely must not walk the whole log in one
+   * request). `next` is the cursor to read on from: the last event looked at.
+   */
+  eventsPage(afterSeq: number, limit: number, filter?: EventFilter, scanMax = Number.MAX_SAFE_INTEGER): { events: VaultEvent[]; next: number } {
+    const events: VaultEvent[] = [];
+    let next = afterSeq;
+    let scanned = 0;
+    // Only what is committed: a read may not see past the last seq this store announced.
+    const end = this.#nextEventSeq;
+    if (afterSeq + 1 >= end || limit <= 0) return { events, next };
+    for (const { key, value } of this.events.getRange({ start: afterSeq + 1, end })) {
+      next = key;
+      if (matchesEventFilter(value, filter)) events.push(value);
+      if (events.length >= limit || ++scanned >= scanMax) break;
+    }
+    return { events, next };
+  }
+
+  /**
+   * Calls `listener` with the events of every commit, after it is durable, in log order. Returns
+   * the function that removes it. A listener that throws is removed (it cannot stop a commit).
+   */
+  onEvents(listener: (events: readonly VaultEvent[]) => void): () => void {
+    this.#eventListeners.add(listener);
+    return () => this.#eventListeners.delete(listener);
   }
 
   nextN(): number {
@@ -209,13 +263,13 @@ export class IntentStore {
    * Writes an intent (and the receipt it produced) atomically. Resolves once its group is
    * committed to disk; rejects if that commit fails (every write of the group fails with it).
    */
-  write(record: IntentRecord, receipt: ReceiptRecord | null, extra: { isNew?: boolean; known?: [string, string] } = {}): Promise<void> {
-    return this.#enqueue(record, receipt, extra);
+  write(record: IntentRecord, receipt: ReceiptRecord | null, extra: { isNew?: boolean; known?: [string, string] } = {}, events: EventDraft[] = []): Promise<void> {
+    return this.#enqueue(record, receipt, extra, events);
   }
 
-  /** Appends a receipt that is not tied to an intent write. */
-  appendReceipt(receipt: ReceiptRecord): Promise<void> {
-    return this.#enqueue(null, receipt, {});
+  /** Appends a receipt that is not tied to an intent write (with its events). */
+  appendReceipt(receipt: ReceiptRecord, events: EventDraft[] = []): Promise<void> {
+    return this.#enqueue(null, receipt, {}, events);
   }
 
   /** Resolves once every write queued so far is committed (or has failed). */
@@ -225,13 +279,13 @@ export class IntentStore {
     }
   }
 
-  #enqueue(record: IntentRecord | null, receipt: ReceiptRecord | null, extra: QueuedWrite['extra']): Promise<void> {
+  #enqueue(record: IntentRecord | null, receipt: ReceiptRecord | null, extra: QueuedWrite['extra'], events: EventDraft[]): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       if (this.#failed !== null) {
         reject(new InternalError('store: an earlier commit failed; no further writes', { cause: this.#failed }));
         return;
       }
-      this.#queue.push({ record, receipt, extra, resolve, reject });
+      this.#queue.push({ record, receipt, events, extra, resolve, reject });
       this.#schedule();
     });
   }
@@ -261,12 +315,23 @@ export class IntentStore {
         }
       }
       if (last >= 0 && this.#seal) group[last]!.receipt = this.#seal(group[last]!.receipt!);
+      // The outbox: the group's events take their seqs now and are written in the same
+      // transaction as their changes, so one never reaches the disk without the other.
+      const events: VaultEvent[] = [];
+      let seq = this.#nextEventSeq;
+      for (const w of group) {
+        for (const d of w.events) {
+          events.push({ id: eventId(seq), seq, ...d });
+          seq++;
+        }
+      }
       // An abortable transaction: if any put throws, none of the group is written.
       const ok = await this.root.childTransaction(() => {
         for (const w of group) {
           if (w.record) this.#putRecord(w.record, w.extra);
           if (w.receipt) this.receipts.put(w.receipt.seq, w.receipt);
         }
+        for (const e of events) this.events.put(e.seq, e);
         if (last >= 0) {
           const head = group[last]!.receipt!;
           this.meta.put('receipts', { receipts: head.seq + 1, head: head.hash } satisfies StoreMeta);
@@ -274,13 +339,25 @@ export class IntentStore {
         return true;
       });
       if (ok !== true) throw new InternalError('store: commit failed');
+      this.#nextEventSeq = seq;
       for (const w of group) w.resolve();
+      if (events.length > 0) this.#announce(events);
     } catch (e) {
       this.#failed ??= e;
       for (const w of group) w.reject(e);
     } finally {
       this.#committing = false;
       this.#schedule();
+    }
+  }
+
+  #announce(events: readonly VaultEvent[]): void {
+    for (const l of this.#eventListeners) {
+      try {
+        l(events);
+      } catch {
+        this.#eventListeners.delete(l);
+      }
     }
   }
 

@@ -5,8 +5,12 @@
  * cap history in step, and stops every write once one has failed or the log did not match its
  * anchor at start-up: later receipts may already chain onto a lost one in memory, so writing on
  * would fork the chain.
+ *
+ * Events (the outbox): every receipt it chains keeps its body beside it until commit, when the
+ * SDK's projectReceipt turns it into the receipt's events, written by the store in the same
+ * transaction. A receipt kind with no projection is refused before it is chained.
  */
-import { InternalError, NotFoundError, verifyReceiptChain, type ReceiptRecord } from '@vault/sdk';
+import { assertProjectable, InternalError, NotFoundError, projectReceipt, verifyReceiptChain, type EventDraft, type EventFilter, type IntentStatus, type ReceiptRecord, type VaultEvent } from '@vault/sdk';
 import { HistoryCache } from './history.js';
 import type { ReceiptSigner } from './secrets.js';
 import { assertTransition } from './status.js';
@@ -20,6 +24,8 @@ export class Writer {
   #head: { seq: number; hash: string } | null;
   /** Records whose writes are queued but not yet committed (the store does not show them yet). */
   readonly #pending = new Map<string, IntentRecord>();
+  /** The bodies of receipts chained or drafted here and not yet committed (events are projected from them). */
+  readonly #bodies = new WeakMap<ReceiptRecord, { kind: string; body: unknown }>();
   #broken = false;
   /** What velocity caps and agent budgets count, in step with every write. */
   readonly history: HistoryCache;
@@ -67,17 +73,38 @@ export class Writer {
 
   /** The next receipt, chained at once: commit it with its record before anything else is chained. */
   receipt(kind: string, body: unknown, intentId?: string): ReceiptRecord {
+    assertProjectable(kind);
     const r = this.#signer.next(this.#head, { at: this.#now(), kind, body, ...(intentId ? { intentId } : {}) });
     this.#head = { seq: r.seq, hash: r.hash };
+    this.#bodies.set(r, { kind, body });
     return r;
+  }
+
+  /** The events `receipt` yields (fails closed: a receipt not made here has no body to project). */
+  #events(receipt: ReceiptRecord, ctx: { wallet?: string; from?: IntentStatus | null }): EventDraft[] {
+    const b = this.#bodies.get(receipt);
+    if (!b || b.kind !== receipt.kind) throw new InternalError(`receipt ${receipt.seq} has no body to project events from`);
+    return projectReceipt({ kind: receipt.kind, at: receipt.at, hash: receipt.hash, ...(receipt.intentId !== undefined ? { intentId: receipt.intentId } : {}), body: b.body }, ctx);
+  }
+
+  /** Up to `limit` committed events after `afterSeq` that pass `filter`, in log order. */
+  eventsAfter(afterSeq: number, limit: number, filter?: EventFilter): VaultEvent[] {
+    return this.#store.eventsAfter(afterSeq, limit, filter);
+  }
+
+  /** Calls `listener` with each commit's events once they are durable; returns the unsubscribe function. */
+  onEvents(listener: (events: readonly VaultEvent[]) => void): () => void {
+    return this.#store.onEvents(listener);
   }
 
   /** Writes a record with its receipt (group-committed by the store); if the commit fails, every later write is refused. */
   async commit(before: IntentRecord | null, record: IntentRecord, receipt: ReceiptRecord | null, extra: { isNew?: boolean; known?: [string, string] } = {}): Promise<void> {
     this.assertWritable();
+    let events: EventDraft[] = [];
     try {
       // The backstop of the lifecycle table (callers build the record with transition()).
       assertTransition(before?.status ?? null, record.status, record.intentId);
+      if (receipt) events = this.#events(receipt, { wallet: record.intent.wallet, from: before?.status ?? null });
     } catch (e) {
       // The receipt was chained in memory (no await since): take it off, so the chain on disk
       // and in memory stay one.
@@ -87,7 +114,7 @@ export class Writer {
     this.#pending.set(record.intentId, record);
     this.history.update(before, record);
     try {
-      await this.#store.write(record, receipt, extra);
+      await this.#store.write(record, receipt, extra, events);
     } catch (e) {
       // Later receipts may already chain onto this one in memory: stop writing rather than fork
       // the chain. A restart reloads the head from what is on disk.
@@ -109,16 +136,20 @@ export class Writer {
    */
   draftReceipt(kind: string, body: unknown): ReceiptRecord {
     this.assertWritable();
-    return this.#signer.next(this.#head, { at: this.#now(), kind, body });
+    assertProjectable(kind);
+    const r = this.#signer.next(this.#head, { at: this.#now(), kind, body });
+    this.#bodies.set(r, { kind, body });
+    return r;
   }
 
   /** Chains a drafted receipt and waits until it is on disk. */
   async appendReceipt(r: ReceiptRecord): Promise<void> {
     this.assertWritable();
     if (r.seq !== this.receiptCount || r.prev !== this.head) throw new InternalError('receipt drafted on a stale head');
+    const events = this.#events(r, {});
     this.#head = { seq: r.seq, hash: r.hash };
     try {
-      await this.#store.appendReceipt(r);
+      await this.#store.appendReceipt(r, events);
     } catch (e) {
       this.#broken = true;
       throw new InternalError('store: write failed', { cause: e });

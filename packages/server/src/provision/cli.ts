@@ -1,6 +1,9 @@
 #!/usr/bin/env node
 /**
  * @module provision/cli
+ * `vault events tail [--url URL] [--after ID] [--types a,b] [--wallet W] [--intent ID]`: follows
+ * the control plane's events, one line each (see cli/events-tail.ts).
+ *
  * `vault provision --config FILE`: sets up every wallet the file lists (see provision/index.ts),
  * printing one JSON line per wallet on stdout and progress on stderr. Exit 0 when every wallet is
  * provisioned and reconciles, 1 on any failure (the message names the field or the step), 2 on
@@ -8,16 +11,46 @@
  */
 import { VaultError } from '@vault/sdk';
 import { parseArgs } from 'node:util';
+import { tailEvents, tailFilter } from '../cli/events-tail.js';
 import { provision, readProvisionConfig } from './index.js';
 
 const USAGE = `usage:
   vault provision --config FILE
+  vault events tail [--url http://127.0.0.1:7331] [--after evt_…] [--types a,b] [--wallet W] [--intent int_…]
 
 FILE (JSON): { "state_dir"?: DIR, "trust_files"?: [FILE…], "drivers"?: [{ "module", "options" }],
                "wallets": [{ "wallet", "chain", "members": [{ "address", "weight", "curve", "label"? }],
                              "quorum", "funding": { "kind": "faucet", "url" } | { "kind": "key_env", "env" },
                              "fund_amount"?, "policy"?: PolicySet, "policy_digest"? }] }
-Relative paths are relative to FILE. Stop the control plane first, or POST /admin/reload after.`;
+Relative paths are relative to FILE. Stop the control plane first, or POST /admin/reload after.
+
+events tail prints one line per event (<id> <time> <type> <subject> key=value…) and resumes
+after the last one on reconnect. It unlocks with VAULT_OPERATOR_PASSPHRASE (again after a
+restart), or uses VAULT_SESSION_TOKEN; the URL defaults to VAULT_URL or http://127.0.0.1:7331.`;
+
+async function eventsTail(rest: string[]): Promise<number> {
+  let values: { url?: string | undefined; after?: string | undefined; types?: string | undefined; wallet?: string | undefined; intent?: string | undefined };
+  try {
+    ({ values } = parseArgs({ args: rest, options: { url: { type: 'string' }, after: { type: 'string' }, types: { type: 'string' }, wallet: { type: 'string' }, intent: { type: 'string' } }, strict: true }));
+  } catch (e) {
+    process.stderr.write(`${(e as Error).message}\n${USAGE}\n`);
+    return 2;
+  }
+  const ac = new AbortController();
+  process.once('SIGINT', () => ac.abort());
+  process.once('SIGTERM', () => ac.abort());
+  await tailEvents({
+    url: values.url ?? process.env['VAULT_URL'] ?? 'http://127.0.0.1:7331',
+    passphrase: process.env['VAULT_OPERATOR_PASSPHRASE'] || undefined,
+    token: process.env['VAULT_SESSION_TOKEN'] || undefined,
+    after: values.after,
+    filter: tailFilter(values),
+    signal: ac.signal,
+    out: (line) => process.stdout.write(`${line}\n`),
+    note: (line) => process.stderr.write(`${line}\n`),
+  });
+  return 0;
+}
 
 async function main(argv: string[]): Promise<number> {
   // Asking for the usage is not a mistake: stdout and exit 0.
@@ -26,6 +59,13 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const [cmd, ...rest] = argv;
+  if (cmd === 'events') {
+    if (rest[0] !== 'tail') {
+      process.stderr.write(`${USAGE}\n`);
+      return 2;
+    }
+    return eventsTail(rest.slice(1));
+  }
   let values: { config?: string | undefined };
   try {
     ({ values } = parseArgs({ args: rest, options: { config: { type: 'string' } }, strict: true }));

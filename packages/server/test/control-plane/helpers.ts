@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initStateDir, startControlPlane, type RunningControlPlane } from '../../src/control-plane/run.js';
 import { emptyState, type StateFile } from '../../src/control-plane/state.js';
+import type { ControlPlaneOptions } from '../../src/control-plane/core.js';
 // @ts-expect-error plain JS fixture
 import { startTestSigner } from './fixtures/test-signer.mjs';
 
@@ -75,6 +76,8 @@ export interface HarnessOptions {
   confirmAttempts?: number;
   /** Replace the driver (the control plane and the test signer both use the wrapped one). */
   wrapDriver?: (d: MemoryDriver) => ChainDriver;
+  /** More control-plane options (event stream bounds, fsync). */
+  controlPlane?: Partial<Omit<ControlPlaneOptions, 'stateDir'>>;
 }
 
 let counter = 0;
@@ -129,6 +132,7 @@ export async function setup(opts: HarnessOptions = {}): Promise<Harness> {
       ...(opts.sessionIdleSeconds ? { sessionIdleSeconds: opts.sessionIdleSeconds } : {}),
       ...(opts.sessionAbsoluteSeconds ? { sessionAbsoluteSeconds: opts.sessionAbsoluteSeconds } : {}),
       ...(opts.unlockQueueMax !== undefined ? { unlockQueueMax: opts.unlockQueueMax } : {}),
+      ...opts.controlPlane,
     });
   running = await start();
   const h: Harness = {

@@ -1,0 +1,164 @@
+/**
+ * @module events
+ * The one projection from a receipt to the events it yields (the outbox of the control plane):
+ * receipt kind and body in, event types, subjects and data out. Pure, so the control plane writes
+ * events with it in the same commit as the receipt, and an auditor holding the receipt bodies can
+ * re-derive every event and check the log against the chain.
+ *
+ * Fail closed: a receipt kind with no projection throws, so a change that would be written without
+ * its event is refused before it is chained.
+ */
+import { InternalError } from './errors.js';
+import type { IntentStatus } from './schemas/approval.js';
+import type { VaultEvent } from './schemas/event.js';
+
+/** An event before it has a place in the log (`id` and `seq` are given at commit). */
+export type EventDraft = Omit<VaultEvent, 'id' | 'seq'>;
+
+/** What the projection knows beside the receipt: the intent's wallet and its status before the change. */
+export interface ProjectionContext {
+  wallet?: string;
+  /** The intent's status before this receipt's change (null for a new intent). */
+  from?: IntentStatus | null;
+}
+
+/** The receipt as the projection reads it: its kind, time, hash, intent and the body that was hashed. */
+export interface ProjectedReceipt {
+  kind: string;
+  at: number;
+  hash: string;
+  intentId?: string;
+  body: unknown;
+}
+
+/** Every event type the control plane emits, with what it says. The README table is this list. */
+export const EVENT_TYPES = {
+  'intent.created': 'an intent was created, with its decision and first status',
+  'intent.status_changed': 'an intent changed status (from, to), whatever caused it',
+  'approval.recorded': 'a signed approval or rejection was recorded (approver, verdict)',
+  'approval.unsigned_recorded': 'a deprecated unsigned approval was recorded (never counted)',
+  'intent.signing': 'execute: the payload was committed and put to the signers',
+  'intent.signer_outcome': "execute: one signer's answer (ok, detail)",
+  'intent.awaiting_signatures': 'execute: the signers answered short of quorum',
+  'intent.submitting': 'execute: the assembled transaction is being handed to the ledger',
+  'intent.confirmed': 'the ledger confirmed the transaction',
+  'intent.failed': 'the ledger rejected the transaction or it died',
+  'intent.cancelled': 'the intent was cancelled (by whom)',
+  'intent.expired': 'the intent passed its time to live unexecuted',
+  'device.paired': 'a device was paired',
+  'device.revoked': 'a device was revoked',
+  'state.reloaded': 'the configuration (state file) was reloaded',
+} as const;
+export type EventType = keyof typeof EVENT_TYPES;
+
+type Body = Record<string, unknown>;
+type Project = (r: ProjectedReceipt, b: Body, ctx: ProjectionContext) => EventDraft[];
+
+function intentSubject(r: ProjectedReceipt, b: Body, ctx: ProjectionContext): VaultEvent['subject'] {
+  const intent = typeof b['intentId'] === 'string' ? b['intentId'] : r.intentId;
+  if (intent === undefined) throw new InternalError(`receipt ${r.kind} names no intent`);
+  return { intent, ...(ctx.wallet !== undefined ? { wallet: ctx.wallet } : {}) };
+}
+
+function draft(r: ProjectedReceipt, type: EventType, subject: VaultEvent['subject'], data: Record<string, unknown>): EventDraft {
+  return { type, at: r.at, subject, receipt: r.hash, data };
+}
+
+/** `intent.status_changed` when the change moved the intent from a known status to another. */
+function statusChange(r: ProjectedReceipt, b: Body, ctx: ProjectionContext, to: unknown, from: unknown = ctx.from): EventDraft[] {
+  if (typeof from !== 'string' || typeof to !== 'string' || from === to) return [];
+  return [draft(r, 'intent.status_changed', intentSubject(r, b, ctx), { from, to, ...(b['decision'] !== undefined ? { decision: b['decision'] } : {}) })];
+}
+
+/** One event per signer line the stage recorded. */
+function signerOutcomes(r: ProjectedReceipt, b: Body, ctx: ProjectionContext): EventDraft[] {
+  const signers = b['signers'];
+  if (!Array.isArray(signers)) return [];
+  return signers.map((s) => draft(r, 'intent.signer_outcome', intentSubject(r, b, ctx), { ...(s as Body) }));
+}
+
+function pick(b: Body, keys: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of keys) if (b[k] !== undefined) out[k] = b[k];
+  return out;
+}
+
+const PROJECTIONS: Record<string, Project> = {
+  'intent.created': (r, b, ctx) => [draft(r, 'intent.created', intentSubject(r, b, ctx), pick(b, ['status', 'decision']))],
+  'intent.status': (r, b, ctx) => statusChange(r, b, ctx, b['to'], b['from']),
+  'intent.approval': (r, b, ctx) => {
+    const a = (b['approval'] ?? {}) as Body;
+    const device = typeof a['approver_id'] === 'string' ? a['approver_id'] : undefined;
+    return [
+      draft(r, 'approval.recorded', { ...intentSubject(r, b, ctx), ...(device !== undefined ? { device } : {}) }, { ...pick(a, ['approver_id', 'verdict', 'at', 'strong_auth']), status: b['status'] }),
+      ...statusChange(r, b, ctx, b['status']),
+    ];
+  },
+  'intent.approve_unsigned': (r, b, ctx) => [draft(r, 'approval.unsigned_recorded', intentSubject(r, b, ctx), pick(b, ['at']))],
+  'intent.signing': (r, b, ctx) => [draft(r, 'intent.signing', intentSubject(r, b, ctx), pick(b, ['digest']))],
+  'intent.awaiting_signatures': (r, b, ctx) => [
+    ...signerOutcomes(r, b, ctx),
+    draft(r, 'intent.awaiting_signatures', intentSubject(r, b, ctx), pick(b, ['weight', 'quorum'])),
+  ],
+  'intent.submitting': (r, b, ctx) => [
+    ...signerOutcomes(r, b, ctx),
+    draft(r, 'intent.submitting', intentSubject(r, b, ctx), pick(b, ['txHash', 'digest', 'weight', 'quorum'])),
+    ...statusChange(r, b, ctx, 'submitted'),
+  ],
+  'intent.confirmed': (r, b, ctx) => [draft(r, 'intent.confirmed', intentSubject(r, b, ctx), pick(b, ['txHash', 'code', 'ledger'])), ...statusChange(r, b, ctx, 'confirmed')],
+  'intent.failed': (r, b, ctx) => [draft(r, 'intent.failed', intentSubject(r, b, ctx), pick(b, ['stage', 'code', 'txHash'])), ...statusChange(r, b, ctx, 'failed')],
+  'intent.cancelled': (r, b, ctx) => [draft(r, 'intent.cancelled', intentSubject(r, b, ctx), pick(b, ['by', 'at'])), ...statusChange(r, b, ctx, 'cancelled')],
+  'intent.expired': (r, b, ctx) => [draft(r, 'intent.expired', intentSubject(r, b, ctx), pick(b, ['expires_at'])), ...statusChange(r, b, ctx, 'expired')],
+  'device.paired': (r, b) => {
+    const d = (b['device'] ?? {}) as Body;
+    if (typeof d['id'] !== 'string') throw new InternalError('receipt device.paired names no device');
+    return [draft(r, 'device.paired', { device: d['id'] }, pick(d, ['id', 'role', 'label', 'public_key', 'paired_at']))];
+  },
+  'device.revoked': (r, b) => {
+    if (typeof b['id'] !== 'string') throw new InternalError('receipt device.revoked names no device');
+    return [draft(r, 'device.revoked', { device: b['id'] }, { id: b['id'], revoked_at: b['at'] })];
+  },
+  'state.reloaded': (r, b) => {
+    if (typeof b['state_digest'] !== 'string') throw new InternalError('receipt state.reloaded has no state_digest');
+    return [draft(r, 'state.reloaded', { state: b['state_digest'] }, { state_digest: b['state_digest'] })];
+  },
+};
+
+/** The receipt kinds that have a projection (every kind the control plane may write). */
+export const PROJECTED_RECEIPT_KINDS: readonly string[] = Object.freeze(Object.keys(PROJECTIONS));
+
+/** Throws unless `kind` has a projection: call before a receipt of that kind is chained. */
+export function assertProjectable(kind: string): void {
+  if (!Object.hasOwn(PROJECTIONS, kind)) throw new InternalError(`no event projection for receipt kind ${JSON.stringify(kind).slice(0, 70)}`, { data: { reason: 'unprojected_receipt' } });
+}
+
+/**
+ * The events a receipt yields, in order: the stage's own event first (signer lines before the
+ * stage they belong to), then `intent.status_changed` when the status moved.
+ *
+ * @example
+ * const drafts = projectReceipt({ kind: 'intent.created', at, hash, intentId, body }, { wallet: 'ops', from: null })
+ * // [{ type: 'intent.created', subject: { intent, wallet: 'ops' }, data: { status, decision }, ... }]
+ */
+export function projectReceipt(receipt: ProjectedReceipt, ctx: ProjectionContext = {}): EventDraft[] {
+  assertProjectable(receipt.kind);
+  const b = receipt.body;
+  if (b === null || typeof b !== 'object' || Array.isArray(b)) throw new InternalError(`receipt ${receipt.kind}: body is not an object`);
+  return PROJECTIONS[receipt.kind]!(receipt, b as Body, ctx);
+}
+
+/** What `GET /events` and the stream filter on: types, wallet, intent (all must match). */
+export interface EventFilter {
+  types?: readonly string[];
+  wallet?: string;
+  intent?: string;
+}
+
+/** Whether `event` passes `filter` (an absent member matches everything). */
+export function matchesEventFilter(event: Pick<VaultEvent, 'type' | 'subject'>, filter: EventFilter | undefined): boolean {
+  if (!filter) return true;
+  if (filter.types && filter.types.length > 0 && !filter.types.includes(event.type)) return false;
+  if (filter.wallet !== undefined && event.subject.wallet !== filter.wallet) return false;
+  if (filter.intent !== undefined && event.subject.intent !== filter.intent) return false;
+  return true;
+}
