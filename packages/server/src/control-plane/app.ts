@@ -4,7 +4,7 @@
  * Host check, body limits, bodies validated against the SDK schemas, errors mapped in one place.
  * Routes only do I/O and auth; the work is in ControlPlane.
  */
-import { IntentIdSchema, PairCreateRequestSchema, SignedApprovalSchema, ValidationError, VaultError, labelString, parseWith, type IntentRequest } from '@vault/sdk';
+import { CancelRequestSchema, IntentIdSchema, PairCreateRequestSchema, SignedApprovalSchema, ValidationError, VaultError, labelString, parseWith, type IntentRequest } from '@vault/sdk';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { Hono } from 'hono';
 import QRCode from 'qrcode';
@@ -31,6 +31,11 @@ const QR_MIN_WIDTH_PX = 256;
 const LimitSchema = z.string().regex(/^[0-9]{1,4}$/, 'limit must be an integer 1..1000').transform(Number).refine((n) => n >= 1 && n <= 1000, 'limit must be an integer 1..1000');
 const WalletIdSchema = z.string().min(1).max(128);
 const DeviceIdSchema = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'device id: 1..128 of A-Z a-z 0-9 . _ : -');
+
+/** Whether the request carries a body (routes whose body is optional). */
+function hasBody(c: Context): boolean {
+  return (c.req.header('content-length') ?? '0') !== '0' || c.req.header('transfer-encoding') !== undefined;
+}
 
 function param<S extends z.ZodType>(c: Context, name: string, schema: S): z.infer<S> {
   return parseWith(schema, c.req.param(name), name);
@@ -128,7 +133,10 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
     return c.json(cp.listIntents(limit));
   });
 
-  app.get('/intent/:id', session, async (c) => c.json(publicIntent(await cp.refresh(param(c, 'id', IntentIdSchema)))));
+  app.get('/intent/:id', session, async (c) => {
+    const r = await cp.refresh(param(c, 'id', IntentIdSchema));
+    return c.json(publicIntent(r, cp.expiresAt(r)));
+  });
   app.get('/intent/:id/protect', session, async (c) => c.json(await cp.protect(param(c, 'id', IntentIdSchema))));
 
   app.post('/intent/:id/approve-signed', session, async (c) => {
@@ -137,6 +145,12 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
     return c.json(await cp.approveSigned(id, approval));
   });
   app.post('/intent/:id/approve', session, async (c) => c.json(await cp.approveUnsigned(param(c, 'id', IntentIdSchema))));
+  app.post('/intent/:id/cancel', session, async (c) => {
+    const id = param(c, 'id', IntentIdSchema);
+    // The operator may send no body at all; an initiator device sends its signed statement.
+    const body = hasBody(c) ? await readJson(c, CancelRequestSchema, 'cancel', SMALL_BODY_LIMIT) : {};
+    return c.json(await cp.cancel(id, body));
+  });
   app.post('/intent/:id/execute', session, async (c) => c.json(await cp.execute(param(c, 'id', IntentIdSchema))));
 
   app.get('/estate', session, async (c) => c.json(await cp.estate()));
@@ -150,8 +164,7 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
   app.post('/admin/reload', session, async (c) => c.json(await cp.reload()));
 
   app.post('/snapshot', session, async (c) => {
-    const hasBody = (c.req.header('content-length') ?? '0') !== '0' || c.req.header('transfer-encoding') !== undefined;
-    const body = hasBody ? await readJson(c, SnapshotRequestSchema, 'snapshot', SMALL_BODY_LIMIT) : {};
+    const body = hasBody(c) ? await readJson(c, SnapshotRequestSchema, 'snapshot', SMALL_BODY_LIMIT) : {};
     return c.json(cp.snapshot({ wallet: body.wallet }));
   });
 
