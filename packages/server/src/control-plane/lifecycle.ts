@@ -179,24 +179,26 @@ export class Lifecycle {
    * progress is shared. Resolves with how many it expired.
    */
   sweep(): Promise<number> {
-    this.#sweeping ??= (async () => {
-      let n = 0;
-      try {
-        for (const id of this.#core.store.dueForExpiry(this.#core.now(), EXPIRY_SWEEP_BATCH)) {
-          if (this.#core.closed) break;
-          const r = await this.expire(id).catch((e: unknown) => {
-            this.#core.log({ event: 'expiry_failed', error: e instanceof VaultError ? e.shortMessage : 'fault' });
-            return null;
-          });
-          if (r?.status === 'expired') n += 1;
-        }
-      } finally {
-        this.#sweeping = null;
-      }
-      if (n > 0) this.#core.log({ event: 'expired', intents: n });
-      return n;
-    })();
-    return this.#sweeping;
+    if (this.#sweeping !== null) return this.#sweeping;
+    const run = this.#sweepOnce().finally(() => {
+      if (this.#sweeping === run) this.#sweeping = null;
+    });
+    this.#sweeping = run;
+    return run;
+  }
+
+  async #sweepOnce(): Promise<number> {
+    let n = 0;
+    for (const id of this.#core.store.dueForExpiry(this.#core.now(), EXPIRY_SWEEP_BATCH)) {
+      if (this.#core.closed) break;
+      const r = await this.expire(id).catch((e: unknown) => {
+        this.#core.log({ event: 'expiry_failed', error: e instanceof VaultError ? e.shortMessage : 'fault' });
+        return null;
+      });
+      if (r?.status === 'expired') n += 1;
+    }
+    if (n > 0) this.#core.log({ event: 'expired', intents: n });
+    return n;
   }
 
   /** Starts the periodic sweep (every `ms`; 0 never). The timer does not keep the process alive. */
