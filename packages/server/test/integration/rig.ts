@@ -41,6 +41,8 @@ export interface RigOptions {
   lifetime?: IntentLifetimeInput;
   /** Devices paired besides the three approvers. */
   devices?: Device[];
+  /** Session idle and absolute lifetime (tests that move the clock by hours). */
+  sessionSeconds?: number;
 }
 
 export async function setupRig(policy: (wallet: string) => PolicySet, front?: (signerApp: Hono) => Hono, options: RigOptions = {}): Promise<Rig> {
@@ -67,7 +69,7 @@ export async function setupRig(policy: (wallet: string) => PolicySet, front?: (s
       signers: { [w.signerAddress]: { url, token: TOKEN, label: 'signer-A' } },
     },
   });
-  const start = () => startControlPlane({ stateDir: dir, drivers: [w.driver], now: () => w.clock.now, confirmAttempts: 1, confirmDelayMs: 1, expirySweepMs: 0 });
+  const start = () => startControlPlane({ stateDir: dir, drivers: [w.driver], now: () => w.clock.now, confirmAttempts: 1, confirmDelayMs: 1, expirySweepMs: 0, ...(options.sessionSeconds ? { sessionIdleSeconds: options.sessionSeconds, sessionAbsoluteSeconds: options.sessionSeconds } : {}) });
   let running: RunningControlPlane = await start();
   const r: Rig = {
     w,
