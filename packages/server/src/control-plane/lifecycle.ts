@@ -35,12 +35,20 @@ import type { IntentRecord } from './store.js';
 export const EXPIRY_SWEEP_BATCH = 256;
 /** How often the sweep runs unless configured (ControlPlaneOptions.expirySweepMs). */
 export const EXPIRY_SWEEP_MS = 60_000;
+/**
+ * Most due intents one sweep looks at. Those whose payload may still land are skipped for
+ * EXPIRY_RETRY_SECONDS, so a run of them at the front of the index cannot starve the rest.
+ */
+export const EXPIRY_SWEEP_SCAN = 4096;
+const EXPIRY_RETRY_SECONDS = 60;
 
 export class Lifecycle {
   readonly #core: Core;
   readonly #restrictions: Restrictions;
   #timer: NodeJS.Timeout | null = null;
   #sweeping: Promise<number> | null = null;
+  /** Due intents left as they were (a payload that may land) -> when the sweep tries them again. */
+  readonly #deferred = new Map<string, number>();
 
   constructor(core: Core, restrictions: Restrictions) {
     this.#core = core;
@@ -175,8 +183,9 @@ export class Lifecycle {
   }
 
   /**
-   * Expires every intent due, at most EXPIRY_SWEEP_BATCH a run. Runs one at a time; a run in
-   * progress is shared. Resolves with how many it expired.
+   * Expires intents due, trying at most EXPIRY_SWEEP_BATCH a run (one whose payload may still land
+   * is tried again a minute later). Runs one at a time; a run in progress is shared. Resolves with
+   * how many it expired.
    */
   sweep(): Promise<number> {
     if (this.#sweeping !== null) return this.#sweeping;
@@ -189,13 +198,21 @@ export class Lifecycle {
 
   async #sweepOnce(): Promise<number> {
     let n = 0;
-    for (const id of this.#core.store.dueForExpiry(this.#core.now(), EXPIRY_SWEEP_BATCH)) {
-      if (this.#core.closed) break;
+    let tried = 0;
+    const now = this.#core.now();
+    const due = this.#core.store.dueForExpiry(now, EXPIRY_SWEEP_SCAN);
+    const scanned = new Set(due);
+    for (const [id, at] of this.#deferred) if (at <= now || !scanned.has(id)) this.#deferred.delete(id);
+    for (const id of due) {
+      if (this.#core.closed || tried >= EXPIRY_SWEEP_BATCH) break;
+      if (this.#deferred.has(id)) continue;
+      tried += 1;
       const r = await this.expire(id).catch((e: unknown) => {
         this.#core.log({ event: 'expiry_failed', error: e instanceof VaultError ? e.shortMessage : 'fault' });
         return null;
       });
       if (r?.status === 'expired') n += 1;
+      else this.#deferred.set(id, now + EXPIRY_RETRY_SECONDS);
     }
     if (n > 0) this.#core.log({ event: 'expired', intents: n });
     return n;

@@ -285,6 +285,24 @@ describe('expiry', () => {
     expect((await h.client.ledgerVerify()).verified).toBe(true);
   });
 
+  it('the sweep leaves an intent whose signed payload may still land, tries it again later, and expires the rest meanwhile', async () => {
+    h = await setup({ ...LONG_SESSION, unsignedMembers: 2, state: { lifetimes: { ops: { ttl_seconds: 600 } } } });
+    const live = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '2500' });
+    expect((await h.client.execute(live.intentId)).status).toBe('awaiting_signatures');
+    const idle = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '2600' });
+    h.clock.now += 600;
+    expect(await h.running.cp.sweepExpired()).toBe(1);
+    const list = await h.client.intents();
+    expect(list.find((x) => x['intentId'] === idle.intentId)).toMatchObject({ status: 'expired' });
+    expect(list.find((x) => x['intentId'] === live.intentId)).toMatchObject({ status: 'allowed' });
+    // Its payload dies on the ledger; within the retry delay the sweep does not ask again, after it it does.
+    h.ledger.close(100);
+    expect(await h.running.cp.sweepExpired()).toBe(0);
+    h.clock.now += 60;
+    expect(await h.running.cp.sweepExpired()).toBe(1);
+    expect((await h.client.intents()).find((x) => x['intentId'] === live.intentId)).toMatchObject({ status: 'expired' });
+  });
+
   it('stale approvals stop counting: past the wallet\'s approval age the intent needs approving again', async () => {
     h = await setup({ ...LONG_SESSION, rules: [{ rule: 'always_allow' }, threshold()], state: { lifetimes: { ops: { approval_max_age_seconds: 3600 } } } });
     const { intentId } = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '5000' });
