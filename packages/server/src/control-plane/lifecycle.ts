@@ -94,9 +94,9 @@ export class Lifecycle {
   async cancel(id: string, body: CancelRequest): Promise<CancelResult> {
     const initial = this.#core.writer.get(id);
     const by = formatIdentity(this.#authenticate(initial, body));
-    const record = await this.#core.intentLocks.run(id, async () => {
+    const { record, head } = await this.#core.intentLocks.run(id, async () => {
       const cur = await this.expireIfDue(this.#core.writer.get(id));
-      if (cur.status === 'cancelled') return cur;
+      if (cur.status === 'cancelled') return { record: cur, head: this.#core.writer.head };
       if (!EXPIRABLE_STATUSES.has(cur.status)) {
         throw new RefusedError(
           cur.status === 'submitted' || cur.status === 'confirmed'
@@ -121,13 +121,13 @@ export class Lifecycle {
       const receipt = this.#core.writer.receipt('intent.cancelled', { at, by, intentId: id }, id);
       await this.#core.writer.commit(cur, next, receipt);
       this.#core.log({ event: 'cancelled', by: by === 'operator' ? 'operator' : by.slice(0, by.indexOf(':')) });
-      return next;
+      return { record: next, head: receipt.hash };
     });
     this.#restrictions.noteCancelled(id, this.expiresAt(record));
     // Committed: every signer learns it now; one that misses it learns it before it is next asked to sign.
     const signers = await this.#restrictions.pushRestrictions();
     const cancelled = record.cancelled as { by: string; at: number };
-    return { intentId: id, status: 'cancelled', by: cancelled.by, cancelled_at: cancelled.at, receipt_head: this.#core.writer.head, signers };
+    return { intentId: id, status: 'cancelled', by: cancelled.by, cancelled_at: cancelled.at, receipt_head: head, signers };
   }
 
   /**

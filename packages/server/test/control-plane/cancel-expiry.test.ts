@@ -65,6 +65,8 @@ describe('cancel', () => {
     const stored = StoredIntentSchema.parse(await h.client.intent(intentId));
     expect(stored).toMatchObject({ status: 'cancelled', cancelled: { by: 'operator', at: h.clock.now } });
     expect(await kindsFor(h, intentId)).toEqual(['intent.created', 'intent.cancelled']);
+    const recent = (await h.client.ledgerRecent(1)) as { receipts: { kind: string; hash: string }[] };
+    expect(recent.receipts[0]).toMatchObject({ kind: 'intent.cancelled', hash: out.receipt_head });
     expect(h.signer.restrictions.has(restrictionKey({ restriction: 'cancel_intent', intent_id: intentId }))).toBe(true);
     // Final: a second cancel answers the same cancellation and writes nothing.
     const again = await h.client.cancel(intentId);
@@ -190,6 +192,20 @@ describe('cancel', () => {
     expect((await h.client.execute(second)).status).toBe('awaiting_signatures');
     h.ledger.faults.historyError = true;
     expect((await expectError(h.client.cancel(second))).data).toMatchObject({ reason: 'payload_may_land' });
+  });
+
+  it('a failed intent is cancelled only once the payload it sent can no longer land', async () => {
+    h = await setup();
+    // More than the wallet holds: the ledger rejects it (insufficient balance), which a later deposit could cure.
+    const { intentId } = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '900000000000000000' });
+    const x = await expectError(h.client.execute(intentId));
+    expect(x.data).toMatchObject({ stage: 'submit' });
+    expect((await h.client.intent(intentId)).status).toBe('failed');
+    const e = await expectError(h.client.cancel(intentId));
+    expect(e.data).toMatchObject({ reason: 'payload_may_land', status: 'failed' });
+    h.ledger.close(100);
+    expect(await h.client.cancel(intentId)).toMatchObject({ status: 'cancelled' });
+    expect(await kindsFor(h, intentId)).toEqual(['intent.created', 'intent.signing', 'intent.submitting', 'intent.failed', 'intent.cancelled']);
   });
 
   it('a cancelled intent cannot be approved or executed', async () => {
