@@ -96,6 +96,12 @@ export class Execution {
       const why = record.status === 'cancelled' ? `cancelled by ${record.cancelled?.by ?? 'operator'}` : `expired at ${record.expires_at ?? '(its time to live)'}`;
       throw new RefusedError(`intent is ${why}: it is never executed`, { data: { stage: 'policy', reason: record.status } });
     }
+    // Past it but not marked expired (a payload signed for it may still land): no new attempt either.
+    if (this.#intents.pastExpiry(record)) {
+      throw new RefusedError('intent is past its expiry; a payload signed for it may still land, so it is marked expired once that payload is dead', {
+        data: { stage: 'policy', reason: 'expired' },
+      });
+    }
 
     const admitted = await this.#policy(record, wallet);
     if ('outcome' in admitted) return admitted.outcome;

@@ -51,13 +51,18 @@ export class Intents {
     return this.#lifecycle.expireIfDue(cur);
   }
 
+  /** Whether the intent is past its expires_at (expired or not yet marked so). */
+  pastExpiry(r: IntentRecord): boolean {
+    return isExpired(this.#lifecycle.expiresAt(r), this.#core.now());
+  }
+
   /**
    * Open statuses are re-evaluated on read and on execute (timelocks release, revoked and stale
    * approvals stop counting); an intent past its expiry expires.
    */
   async refresh(id: string): Promise<IntentRecord> {
     const r = this.#core.writer.get(id);
-    const due = EXPIRABLE_STATUSES.has(r.status) && isExpired(this.#lifecycle.expiresAt(r), this.#core.now());
+    const due = EXPIRABLE_STATUSES.has(r.status) && this.pastExpiry(r);
     // Busy (an execute or approval in progress): answer with what is stored rather than wait.
     if ((!isOpen(r.status) && !due) || this.#core.intentLocks.held(id)) return r;
     return this.#core.intentLocks.run(id, async () => {

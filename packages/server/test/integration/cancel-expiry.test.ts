@@ -132,8 +132,12 @@ describe('signers refuse expired intents', () => {
     expect(seen).toBe(rig.w.clock.now);
 
     rig.w.clock.now += TTL;
-    // While the payload it signed may still land, the control plane does not call it expired...
+    // While the payload it signed may still land, the control plane does not call it expired, nor
+    // starts another attempt...
     expect((await rig.cp.intent(id)).status).toBe('allowed');
+    const signs = rig.w.state.records().filter((x) => x.kind.startsWith('sign.')).length;
+    expect((await rig.cp.execute(id).catch((e: { data: unknown }) => e.data)) as unknown).toMatchObject({ stage: 'policy', reason: 'expired' });
+    expect(rig.w.state.records().filter((x) => x.kind.startsWith('sign.')).length).toBe(signs);
     // ...once the ledger is past it, it does, and asks no one to sign.
     rig.w.ledger.close(100);
     expect((await rig.cp.intent(id)).status).toBe('expired');
