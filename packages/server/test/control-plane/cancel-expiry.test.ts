@@ -301,6 +301,23 @@ describe('expiry', () => {
     expect((await h.client.ledgerVerify()).verified).toBe(true);
   });
 
+  it('the sweep stops with the server: a run in progress ends cleanly at close, and the rest expire after the restart', async () => {
+    h = await setup({ ...LONG_SESSION, state: { lifetimes: { ops: { ttl_seconds: 600 } } }, rules: [{ rule: 'always_allow' }, threshold()] });
+    const n = 40;
+    for (let i = 0; i < n; i++) await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: String(7000 + i) });
+    h.clock.now += 600;
+    const run = h.running.cp.sweepExpired();
+    await h.restart(); // close() stops the timer and waits for this run before the store closes
+    const before = await run;
+    expect(before).toBeGreaterThan(0);
+    expect(before).toBeLessThan(n);
+    expect(h.logs.filter((l) => l.includes('expiry_failed'))).toEqual([]);
+    expect(await h.running.cp.sweepExpired()).toBe(n - before);
+    const expired = (await receipts(h)).receipts.filter((r) => r.kind === 'intent.expired');
+    expect(expired).toHaveLength(n);
+    expect((await h.client.ledgerVerify()).verified).toBe(true);
+  });
+
   it('the sweep leaves an intent whose signed payload may still land, tries it again later, and expires the rest meanwhile', async () => {
     h = await setup({ ...LONG_SESSION, unsignedMembers: 2, state: { lifetimes: { ops: { ttl_seconds: 600 } } } });
     const live = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '2500' });
