@@ -42,7 +42,8 @@ export type ApprovalProblem =
   | 'duplicate'
   | 'self_approval'
   | 'stale'
-  | 'future';
+  | 'future'
+  | 'expired';
 
 export type ApprovalCheck =
   | { ok: true; approval: SignedApproval }
@@ -233,23 +234,32 @@ export interface ApprovalWindow {
   now: number;
   /** Defaults to APPROVAL_CLOCK_SKEW_SECONDS. */
   skewSeconds?: number;
+  /**
+   * An approval dated this long before `now` or more stops counting (`expired`): the wallet's
+   * approval_max_age_seconds (lifetime.ts). Absent: no age limit.
+   */
+  maxAgeSeconds?: number;
 }
 
 /**
  * Why an approval dated `at` is out of its window, or null when it is inside: `stale` when dated
  * before the intent existed (a signature made in advance, or for an earlier life of the same
- * content), `future` when dated after now (a pre-dated signature kept for later).
+ * content), `future` when dated after now (a pre-dated signature kept for later), `expired` when
+ * older than the window's maxAgeSeconds (consent given too long ago to stand for today).
  *
  * @example
  * approvalTimeProblem(1, { createdAt: 1767225600, now: 1767225700 }) // { reason: 'stale', ... }
  */
-export function approvalTimeProblem(at: number, window: ApprovalWindow): { reason: 'stale' | 'future'; message: string } | null {
+export function approvalTimeProblem(at: number, window: ApprovalWindow): { reason: 'stale' | 'future' | 'expired'; message: string } | null {
   const skew = window.skewSeconds ?? APPROVAL_CLOCK_SKEW_SECONDS;
   if (at < window.createdAt - skew) {
     return { reason: 'stale', message: `approval dated ${at} is older than its intent (created ${window.createdAt}, ${skew}s skew allowed)` };
   }
   if (at > window.now + skew) {
     return { reason: 'future', message: `approval dated ${at} is in the future (now ${window.now}, ${skew}s skew allowed)` };
+  }
+  if (window.maxAgeSeconds !== undefined && at <= window.now - window.maxAgeSeconds) {
+    return { reason: 'expired', message: `approval dated ${at} is ${window.now - at}s old; approvals stop counting at ${window.maxAgeSeconds}s` };
   }
   return null;
 }
@@ -258,7 +268,7 @@ export function approvalTimeProblem(at: number, window: ApprovalWindow): { reaso
  * Verifies a set of approvals for one intent, as both services do before evaluating policy:
  * unknown or revoked approvers, an initiator approving their own intent (identities compared as
  * values, identity.ts), bad signatures, approvals of another intent, approvals dated outside
- * `window` (stale, future) and duplicates are reported, and only the rest count.
+ * `window` (stale, future, expired) and duplicates are reported, and only the rest count.
  *
  * @example
  * const { valid, problems } = verifyApprovals(approvals, { intentId: id, approvers: keysById, initiator: 'device:ab12', window: { createdAt, now } })

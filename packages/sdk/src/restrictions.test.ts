@@ -15,15 +15,17 @@ const KEY_B = 'bb'.repeat(32);
 const INTENT = `int_${'1'.repeat(64)}`;
 
 describe('restriction schema: only statements that remove power', () => {
-  it('takes the three kinds', () => {
+  it('takes the four kinds', () => {
     const set = {
       restrictions: [
         { restriction: 'revoke_approver', approver_id: 'bob', public_key: KEY_B },
         { restriction: 'drop_approver', approver_id: 'carol' },
         { restriction: 'freeze_wallet', wallet: 'ops' },
+        { restriction: 'cancel_intent', intent_id: `int_${'ab'.repeat(32)}` },
       ],
     };
     expect(RestrictionSetSchema.parse(set)).toEqual(set);
+    expect([...indexRestrictions(set.restrictions as Restriction[]).intents]).toEqual([`int_${'ab'.repeat(32)}`]);
   });
 
   it.each([
@@ -33,6 +35,9 @@ describe('restriction schema: only statements that remove power', () => {
     ['a freeze carrying frozen: false', { restriction: 'freeze_wallet', wallet: 'ops', frozen: false }],
     ['a weight', { restriction: 'drop_approver', approver_id: 'bob', weight: 5 }],
     ['a new approver', { restriction: 'add_approver', approver_id: 'mallory', public_key: KEY_A, weight: 1 }],
+    ['an uncancel', { restriction: 'uncancel_intent', intent_id: `int_${'ab'.repeat(32)}` }],
+    ['a cancellation carrying cancelled: false', { restriction: 'cancel_intent', intent_id: `int_${'ab'.repeat(32)}`, cancelled: false }],
+    ['a cancellation of something that is not an intent id', { restriction: 'cancel_intent', intent_id: 'int_xyz' }],
     ['a key that is not 32 bytes of lowercase hex', { restriction: 'revoke_approver', approver_id: 'bob', public_key: KEY_B.toUpperCase() }],
   ])('refuses %s', (_, restriction) => {
     expect(RestrictionSetSchema.safeParse({ restrictions: [restriction] }).success).toBe(false);

@@ -3,7 +3,7 @@
  * Restriction sets (schemas/restriction): their canonical form and digest, which the control plane
  * and the signer both compute to agree on what was acknowledged, and what a set does to the
  * approvers a service knows. Only ever removes power: an approver a set names is revoked, by id
- * and by key; a wallet it names is frozen.
+ * and by key; a wallet it names is frozen; an intent it names is cancelled.
  */
 import { canonicalize } from './canonical.js';
 import { sha256Hex, toHex } from './encoding.js';
@@ -47,6 +47,8 @@ export interface RestrictionIndex {
   readonly publicKeys: ReadonlySet<string>;
   /** Wallets nothing is signed for. */
   readonly wallets: ReadonlySet<string>;
+  /** Intents nothing is signed for (cancel_intent). */
+  readonly intents: ReadonlySet<string>;
 }
 
 /**
@@ -60,6 +62,7 @@ export function indexRestrictions(restrictions: Iterable<Restriction>): Restrict
   const approverIds = new Set<string>();
   const publicKeys = new Set<string>();
   const wallets = new Set<string>();
+  const intents = new Set<string>();
   for (const r of restrictions) {
     switch (r.restriction) {
       case 'revoke_approver':
@@ -72,9 +75,12 @@ export function indexRestrictions(restrictions: Iterable<Restriction>): Restrict
       case 'freeze_wallet':
         wallets.add(r.wallet);
         break;
+      case 'cancel_intent':
+        intents.add(r.intent_id);
+        break;
     }
   }
-  return { approverIds, publicKeys, wallets };
+  return { approverIds, publicKeys, wallets, intents };
 }
 
 /** Does the index take away this approver's power (by its id, or by its key under any id)? */

@@ -81,6 +81,7 @@ const DEFAULT_ROUTES: Record<string, Reply> = {
   [`POST /intent/${ID}/approve-signed`]: { body: { intentId: ID, status: 'allowed', decision: DECISION } },
   [`POST /intent/${ID}/approve`]: { body: { intentId: ID, status: 'pending_approvals' } },
   [`POST /intent/${ID}/execute`]: { body: OUTCOME },
+  [`POST /intent/${ID}/cancel`]: { body: { intentId: ID, status: 'cancelled', by: 'operator', cancelled_at: 1_700_000_100, receipt_head: HEAD, signers: [] } },
   'GET /estate': { body: { ops: { balances: [] } } },
   'GET /wallets/ops/reconcile': { body: { clean: true, checked: ['signers'], drift: [] } },
   'GET /ledger/verify': { body: { verified: true, receipts: 3, head: HEAD, signerPublicKey: 'd'.repeat(64) } },
@@ -248,6 +249,15 @@ describe('control-plane client: endpoints', () => {
     ],
     ['devices', (c) => c.devices(), 'GET', '/devices', true],
     ['revokeDevice', (c) => c.revokeDevice('dev 1'), 'POST', '/devices/dev%201/revoke', true],
+    ['cancel by the operator', (c) => c.cancel(ID), 'POST', `/intent/${ID}/cancel`, true, {}],
+    [
+      'cancel by a device',
+      (c) => c.cancel(ID, { by: 'device:dana', at: 1_700_000_100, signature: { curve: 'ed25519', sig: '0'.repeat(128) } }),
+      'POST',
+      `/intent/${ID}/cancel`,
+      true,
+      { by: 'device:dana', at: 1_700_000_100, signature: { curve: 'ed25519', sig: '0'.repeat(128) } },
+    ],
   ];
 
   it.each(cases)('%s sends the right method, path, auth and body', async (_name, call, method, url, auth, body) => {
@@ -668,6 +678,13 @@ describe('control-plane client: input checks (no request made)', () => {
     const err = await failure(client().approveSigned(ID, bad));
     expect(err).toBeInstanceOf(ValidationError);
     expect((err as ValidationError).path).toBe('signature.sig');
+    expect(requests).toHaveLength(0);
+  });
+
+  it('cancel validates the statement and names the field', async () => {
+    const err = await failure(client().cancel(ID, { by: 'Device:dana' }));
+    expect(err).toBeInstanceOf(ValidationError);
+    expect((err as ValidationError).path).toBe('by');
     expect(requests).toHaveLength(0);
   });
 

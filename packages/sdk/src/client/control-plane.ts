@@ -8,6 +8,8 @@ import { SignedApprovalSchema, type SignedApproval } from '../schemas/approval.j
 import { labelString } from '../schemas/common.js';
 import {
   ApproveResultSchema,
+  CancelRequestSchema,
+  CancelResultSchema,
   CreateIntentResultSchema,
   ExecuteOutcomeSchema,
   LedgerVerifyResultSchema,
@@ -16,6 +18,8 @@ import {
   SessionUnlockResultSchema,
   StoredIntentSchema,
   type ApproveResult,
+  type CancelRequest,
+  type CancelResult,
   type CreateIntentResult,
   type ExecuteOutcome,
   type LedgerVerifyResult,
@@ -129,6 +133,13 @@ export interface ControlPlaneClient {
    * @deprecated Signers ignore unsigned approvals; use {@link ControlPlaneClient.approveSigned}.
    */
   approveUnsigned(id: string): Promise<unknown>;
+  /**
+   * POST /intent/{id}/cancel (session): the intent becomes `cancelled`, final, and every signer is
+   * told to refuse it. Without `statement` the operator cancels; an initiator device passes the
+   * statement it signed with `signCancel`. Refused (403) after submit or while an earlier payload
+   * may still land.
+   */
+  cancel(id: string, statement?: CancelRequest): Promise<CancelResult>;
   /**
    * POST /intent/{id}/execute (session). A refusal by a guard, a signer or the ledger arrives as
    * HTTP 500 and is thrown as the typed error of its wire code, `data.stage`/`data.reason` kept.
@@ -348,6 +359,11 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions): Co
       const c = createEventsClient({ baseUrl: http.baseUrl, token: () => token, fetch: options.fetch, timeoutMs: options.timeoutMs, maxLineBytes: opts.maxLineBytes });
       if (opts.maxLineBytes === undefined) eventsClient = c;
       return c;
+    },
+
+    async cancel(id, statement) {
+      const body = statement === undefined ? {} : parseWith(CancelRequestSchema, statement, 'cancel');
+      return withSession({ method: 'POST', path: `/intent/${pathParam(id, 'id')}/cancel`, label: 'POST /intent/{id}/cancel', body }, CancelResultSchema);
     },
 
     revokeDevice: async (id) =>

@@ -5,3 +5,4 @@ export * from './reconcile.js';
 export * from './tally.js';
 export * from './endpoint.js';
 export * from './fee.js';
+export * from './fate.js';

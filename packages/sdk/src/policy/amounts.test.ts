@@ -6,7 +6,7 @@ import type { HistoryEntry } from './types.js';
 const OPS = ['transfer', 'issue', 'authorize_holder', 'clawback', 'mpt_create', 'account_flags', 'contract_call'] as const;
 
 describe('countsTowardCaps: the one counting rule', () => {
-  it('counts exactly the outflows that were neither denied nor failed', () => {
+  it('counts exactly the outflows that were neither denied, failed, cancelled nor expired', () => {
     const counted: string[] = [];
     for (const status of INTENT_STATUSES) for (const op of OPS) if (countsTowardCaps({ status, op })) counted.push(`${status}:${op}`);
     const expected = ['allowed', 'pending_approvals', 'timelocked', 'submitted', 'confirmed'].flatMap((s) => ['transfer', 'issue', 'contract_call'].map((op) => `${s}:${op}`));

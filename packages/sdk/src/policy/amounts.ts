@@ -40,16 +40,19 @@ export function assetMatcher(ruleAsset: string | undefined, intent: AssetFields)
   return (e) => e.asset_symbol === ruleAsset || e.asset_issuer === ruleAsset;
 }
 
+/** Statuses whose amount will never leave the wallet: they count toward no cap or budget. */
+export const UNCOUNTED_STATUSES: ReadonlySet<IntentStatus> = new Set(['denied', 'failed', 'cancelled', 'expired']);
+
 /**
  * Whether a history entry counts toward velocity caps and agent budgets at all: an outflow
- * (OUTFLOW_OPS) that was not denied and did not fail. The one counting rule: spendInWindow applies
+ * (OUTFLOW_OPS) that was not denied, did not fail, was not cancelled and did not expire. The one counting rule: spendInWindow applies
  * it, and a service that aggregates history ahead of evaluatePolicy keeps only what it admits.
  *
  * @example
  * countsTowardCaps({ status: 'failed', op: 'transfer' }) // false
  */
 export function countsTowardCaps(e: Pick<HistoryEntry, 'status' | 'op'>): boolean {
-  return e.status !== 'denied' && e.status !== 'failed' && OUTFLOW_OPS.has(e.op);
+  return !UNCOUNTED_STATUSES.has(e.status) && OUTFLOW_OPS.has(e.op);
 }
 
 /**

@@ -37,6 +37,10 @@ export const INTENT_STATUSES = [
   'submitted',
   'confirmed',
   'failed',
+  // Final: cancelled by the operator or the initiator before anything could land; not executed
+  // within the wallet's time to live (lifetime.ts).
+  'cancelled',
+  'expired',
 ] as const;
 export const IntentStatusSchema = z.enum(INTENT_STATUSES);
 export type IntentStatus = z.infer<typeof IntentStatusSchema>;

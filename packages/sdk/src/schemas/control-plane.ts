@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { DecisionSchema, IntentStatusSchema, SignedApprovalSchema } from './approval.js';
+import { INITIATOR_GRAMMAR, INITIATOR_RE } from '../identity.js';
 import { DigestSchema, integer, IntentIdSchema, UnixSecondsSchema } from './common.js';
 import { IntentRequestSchema } from './intent.js';
 import { FindingSchema, SignerOutcomeSchema } from './protect.js';
@@ -57,6 +58,8 @@ export const StoredIntentSchema = z.looseObject({
   decision: DecisionSchema,
   intent: IntentRequestSchema,
   created_at: UnixSecondsSchema,
+  /** When the intent expires unless executed first (created_at + the wallet's time to live). */
+  expires_at: UnixSecondsSchema.optional(),
   approvals: z.array(SignedApprovalSchema),
   execution: ExecuteOutcomeSchema.partial().nullable(),
 });
@@ -69,6 +72,36 @@ export const ApproveResultSchema = z.looseObject({
   rejectedBy: z.string().optional(),
 });
 export type ApproveResult = z.infer<typeof ApproveResultSchema>;
+
+/**
+ * POST /intent/{id}/cancel body. Empty (or `by: "operator"`): the operator cancels, on the
+ * strength of the session. Any other `by` is the initiator that created the intent, proving it
+ * with a cancel statement signed by its own key (cancel.ts): `at` and `signature` then required.
+ */
+export const CancelRequestSchema = z.strictObject({
+  by: z.string().max(128).regex(INITIATOR_RE, `by must be ${INITIATOR_GRAMMAR}`).optional(),
+  intentId: IntentIdSchema.optional().describe('The intent the statement cancels; when given, it must be the intent of the path.'),
+  at: UnixSecondsSchema.optional(),
+  signature: z
+    .strictObject({
+      curve: z.literal('ed25519', { error: 'curve must be ed25519' }),
+      sig: z.string().regex(/^[0-9a-f]{128}$/, 'sig must be 64 bytes as 128 lowercase hex digits'),
+    })
+    .optional(),
+});
+export type CancelRequest = z.infer<typeof CancelRequestSchema>;
+
+/** POST /intent/{id}/cancel reply. */
+export const CancelResultSchema = z.looseObject({
+  intentId: IntentIdSchema,
+  status: z.literal('cancelled'),
+  by: z.string(),
+  cancelled_at: UnixSecondsSchema,
+  receipt_head: DigestSchema,
+  /** Each signer service and whether it acknowledged the cancellation now (one that did not learns it before it is next asked to sign). */
+  signers: z.array(z.looseObject({ signer: z.string(), ok: z.boolean(), detail: z.string() })),
+});
+export type CancelResult = z.infer<typeof CancelResultSchema>;
 
 export const ProtectResultSchema = z.looseObject({
   intentId: IntentIdSchema,

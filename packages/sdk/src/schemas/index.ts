@@ -8,6 +8,8 @@ import { ValidationError, type ValidationIssue } from '../errors.js';
 import { DecisionSchema, SignedApprovalSchema } from './approval.js';
 import {
   ApproveResultSchema,
+  CancelRequestSchema,
+  CancelResultSchema,
   CreateIntentResultSchema,
   ErrorBodySchema,
   ExecuteOutcomeSchema,
@@ -98,6 +100,8 @@ export const WIRE_SCHEMAS = {
   SessionUnlockResult: SessionUnlockResultSchema,
   CreateIntentResult: CreateIntentResultSchema,
   ApproveResult: ApproveResultSchema,
+  CancelRequest: CancelRequestSchema,
+  CancelResult: CancelResultSchema,
   ProtectResult: ProtectResultSchema,
   StoredIntent: StoredIntentSchema,
   ExecuteOutcome: ExecuteOutcomeSchema,

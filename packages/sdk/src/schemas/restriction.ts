@@ -1,12 +1,13 @@
 /**
  * @module schemas/restriction
  * Restrictions: the statements a signer accepts from the control plane at once, because each one
- * only removes power (an approver's approvals stop counting, a wallet stops being signed for).
- * Nothing here can express the reverse: no unrevoke, no unfreeze, no weight, no new key. Lifting a
+ * only removes power (an approver's approvals stop counting, a wallet or an intent stops being
+ * signed for).
+ * Nothing here can express the reverse: no unrevoke, no unfreeze, no uncancel, no weight, no new key. Lifting a
  * restriction adds power, so only the signer's operator can, on the signer host.
  */
 import { z } from 'zod';
-import { boundedString, DigestSchema, hexBytes, UnixSecondsSchema } from './common.js';
+import { boundedString, DigestSchema, hexBytes, IntentIdSchema, UnixSecondsSchema } from './common.js';
 
 /** Most restrictions in one POST /restrictions (a control plane holds at most 4096 devices). */
 export const MAX_RESTRICTIONS_PER_SET = 4096;
@@ -31,6 +32,12 @@ export const RestrictionSchema = z.discriminatedUnion('restriction', [
       wallet: boundedString(128),
     })
     .describe('The signer refuses every sign request for this wallet.'),
+  z
+    .strictObject({
+      restriction: z.literal('cancel_intent'),
+      intent_id: IntentIdSchema,
+    })
+    .describe('The intent was cancelled: the signer refuses every sign request for it.'),
 ]);
 export type Restriction = z.infer<typeof RestrictionSchema>;
 

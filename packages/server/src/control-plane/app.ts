@@ -5,6 +5,7 @@
  * Routes only do I/O and auth; the work is in ControlPlane.
  */
 import {
+  CancelRequestSchema,
   EVENT_TYPES,
   EventIdSchema,
   eventId,
@@ -73,6 +74,11 @@ function eventQuery(c: Context): { after: number; filter: EventFilter } {
   if (wallet !== undefined) filter.wallet = parseWith(WalletIdSchema, wallet, 'wallet');
   if (intent !== undefined) filter.intent = parseWith(IntentIdSchema, intent, 'intent');
   return { after: after === undefined ? 0 : eventSeq(parseWith(EventIdSchema, after, 'after')), filter };
+}
+
+/** Whether the request carries a body (routes whose body is optional). */
+function hasBody(c: Context): boolean {
+  return (c.req.header('content-length') ?? '0') !== '0' || c.req.header('transfer-encoding') !== undefined;
 }
 
 function param<S extends z.ZodType>(c: Context, name: string, schema: S): z.infer<S> {
@@ -171,7 +177,10 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
     return c.json(cp.listIntents(limit));
   });
 
-  app.get('/intent/:id', session, async (c) => c.json(publicIntent(await cp.refresh(param(c, 'id', IntentIdSchema)))));
+  app.get('/intent/:id', session, async (c) => {
+    const r = await cp.refresh(param(c, 'id', IntentIdSchema));
+    return c.json(publicIntent(r, cp.expiresAt(r)));
+  });
   app.get('/intent/:id/protect', session, async (c) => c.json(await cp.protect(param(c, 'id', IntentIdSchema))));
 
   app.post('/intent/:id/approve-signed', session, async (c) => {
@@ -180,6 +189,12 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
     return c.json(await cp.approveSigned(id, approval));
   });
   app.post('/intent/:id/approve', session, async (c) => c.json(await cp.approveUnsigned(param(c, 'id', IntentIdSchema))));
+  app.post('/intent/:id/cancel', session, async (c) => {
+    const id = param(c, 'id', IntentIdSchema);
+    // The operator may send no body at all; an initiator device sends its signed statement.
+    const body = hasBody(c) ? await readJson(c, CancelRequestSchema, 'cancel', SMALL_BODY_LIMIT) : {};
+    return c.json(await cp.cancel(id, body));
+  });
   app.post('/intent/:id/execute', session, async (c) => c.json(await cp.execute(param(c, 'id', IntentIdSchema))));
 
   app.get('/estate', session, async (c) => c.json(await cp.estate()));
@@ -227,8 +242,7 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
   app.post('/admin/reload', session, async (c) => c.json(await cp.reload()));
 
   app.post('/snapshot', session, async (c) => {
-    const hasBody = (c.req.header('content-length') ?? '0') !== '0' || c.req.header('transfer-encoding') !== undefined;
-    const body = hasBody ? await readJson(c, SnapshotRequestSchema, 'snapshot', SMALL_BODY_LIMIT) : {};
+    const body = hasBody(c) ? await readJson(c, SnapshotRequestSchema, 'snapshot', SMALL_BODY_LIMIT) : {};
     return c.json(cp.snapshot({ wallet: body.wallet }));
   });
 

@@ -33,14 +33,15 @@ export function approverKeys(state: StateFile): Map<string, ApproverKey> {
 
 /**
  * The stored approvals that count: judged as new ones are (approveSigned), and as the signer will
- * judge them (known, unrevoked approver; not the initiator; dated within the intent's window).
+ * judge them (known, unrevoked approver; not the initiator; dated within the intent's window and
+ * younger than the wallet's approval age, `maxAgeSeconds`).
  */
-export function countedApprovals(state: StateFile, record: Pick<IntentRecord, 'intentId' | 'approvals' | 'intent' | 'created_at'>, now: number): SignedApproval[] {
+export function countedApprovals(state: StateFile, record: Pick<IntentRecord, 'intentId' | 'approvals' | 'intent' | 'created_at'>, now: number, maxAgeSeconds: number): SignedApproval[] {
   return verifyApprovals(record.approvals, {
     intentId: record.intentId,
     approvers: approverKeys(state),
     initiator: record.intent.initiator,
-    window: { createdAt: record.created_at, now },
+    window: { createdAt: record.created_at, now, maxAgeSeconds },
   }).valid;
 }
 
@@ -57,7 +58,7 @@ export class Approvals {
   async approveSigned(id: string, approval: SignedApproval): Promise<{ intentId: string; status: IntentStatus; decision: Decision; rejectedBy?: string }> {
     this.#core.writer.get(id);
     return this.#core.intentLocks.run(id, async () => {
-      const cur = this.#core.writer.get(id);
+      const cur = await this.#intents.expireIfDue(this.#core.writer.get(id));
       if (!isOpen(cur.status)) {
         throw new RefusedError(`approvals are closed: intent is ${cur.status}`, { data: { reason: 'approvals_closed', status: cur.status } });
       }
@@ -65,12 +66,12 @@ export class Approvals {
         intentId: id,
         approvers: approverKeys(this.#core.state),
         initiator: cur.intent.initiator,
-        window: { createdAt: cur.created_at, now: this.#core.now() },
+        window: { createdAt: cur.created_at, now: this.#core.now(), maxAgeSeconds: this.#core.lifetime(cur.intent.wallet).approval_max_age_seconds },
       });
       const problem = check.problems[0];
       if (problem) {
         // The field each problem names (400 `approval.<path>`); the rest name approver_id.
-        const paths: Partial<Record<ApprovalProblem, string>> = { wrong_intent: 'intent', bad_signature: 'signature.sig', malformed: '', stale: 'at', future: 'at' };
+        const paths: Partial<Record<ApprovalProblem, string>> = { wrong_intent: 'intent', bad_signature: 'signature.sig', malformed: '', stale: 'at', future: 'at', expired: 'at' };
         const path = paths[problem.reason] ?? 'approver_id';
         throw new ValidationError('approval', [{ path, message: problem.message }], { data: { reason: problem.reason } });
       }

@@ -5,7 +5,7 @@
  * writer of intents and receipts, and the locks that order operations (one intent at a time; one
  * change of state.json at a time).
  */
-import { DriverRegistry, InternalError, NotFoundError, preparePolicy, sha256Hex, ValidationError, type ChainDriver, type PolicySet, type WalletDescriptor } from '@vault/sdk';
+import { DriverRegistry, intentLifetime, InternalError, NotFoundError, preparePolicy, sha256Hex, ValidationError, type ChainDriver, type IntentLifetime, type PolicySet, type WalletDescriptor } from '@vault/sdk';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../http/files.js';
 import { importPlugin, type PluginModule } from '../plugins.js';
@@ -48,6 +48,8 @@ export interface ControlPlaneOptions {
   eventStreamBufferBytes?: number;
   /** Event streams open at once (default 32); a new one past it is refused with 503. */
   eventStreamsMax?: number;
+  /** How often the expiry sweep runs, ms (default 60 000; 0 turns it off). */
+  expirySweepMs?: number;
 }
 
 /** A tiny async mutex per key: concurrent executes of one intent run one after the other. */
@@ -183,6 +185,11 @@ export class Core {
   }
 
   /** The wallet's policy, validated once and frozen (reloads bring new objects, so new entries). */
+  /** The wallet's intent time to live and approval age (state `lifetimes`, else the SDK's defaults). */
+  lifetime(walletId: string): IntentLifetime {
+    return intentLifetime(this.state.lifetimes[walletId]);
+  }
+
   policy(walletId: string): Readonly<PolicySet> {
     this.wallet(walletId);
     const p = this.state.policies.find((x) => x.wallet === walletId);

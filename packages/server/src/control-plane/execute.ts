@@ -90,6 +90,18 @@ export class Execution {
     }
     const wallet = this.#core.wallet(record.intent.wallet);
     if (record.status === 'submitted' && record.submission) return this.#resume(record, wallet);
+    // Past its time to live it expires here (final) instead of being executed.
+    record = await this.#intents.expireIfDue(record);
+    if (record.status === 'cancelled' || record.status === 'expired') {
+      const why = record.status === 'cancelled' ? `cancelled by ${record.cancelled?.by ?? 'operator'}` : `expired at ${record.expires_at ?? '(its time to live)'}`;
+      throw new RefusedError(`intent is ${why}: it is never executed`, { data: { stage: 'policy', reason: record.status } });
+    }
+    // Past it but not marked expired (a payload signed for it may still land): no new attempt either.
+    if (this.#intents.pastExpiry(record)) {
+      throw new RefusedError('intent is past its expiry; a payload signed for it may still land, so it is marked expired once that payload is dead', {
+        data: { stage: 'policy', reason: 'expired' },
+      });
+    }
 
     const admitted = await this.#policy(record, wallet);
     if ('outcome' in admitted) return admitted.outcome;
@@ -194,7 +206,7 @@ export class Execution {
 
   /** 4. signers: every member is asked, with the approvals that count. */
   #askSigners(record: IntentRecord, wallet: WalletDescriptor, { params, protect, built }: Prepared): Promise<SignerAnswer[]> {
-    const approvals = countedApprovals(this.#core.state, record, this.#core.now());
+    const approvals = countedApprovals(this.#core.state, record, this.#core.now(), this.#core.lifetime(wallet.wallet).approval_max_age_seconds);
     const request = signRequest(record, wallet, this.#core.policy(wallet.wallet), { approvals, params, protect, expected_payload_digest: built.digest });
     return this.#signers.askSigners(wallet, request);
   }
@@ -310,7 +322,7 @@ export class Execution {
       if (res.status === 'rejected' && res.code !== 'already_applied') {
         const check = await driver.confirm(wallet.chain, sub.txHash, sub.built).catch(() => null);
         if (check?.status === 'confirmed') return this.#settle(record, wallet, check, submitResult);
-        const failed = transition(record, 'failed', this.#core.now(), { attempts: (record.attempts ?? 0) + 1, submission: null, execution: { intentId: record.intentId, txHash: sub.txHash, submit: submitResult } as Partial<ExecuteOutcome> });
+        const failed = transition(record, 'failed', this.#core.now(), { attempts: (record.attempts ?? 0) + 1, submission: null, attempt: { params: sub.params, built: sub.built }, execution: { intentId: record.intentId, txHash: sub.txHash, submit: submitResult } as Partial<ExecuteOutcome> });
         await this.#core.writer.commit(record, failed, this.#core.writer.receipt('intent.failed', { intentId: record.intentId, stage: 'submit', code: res.code }, record.intentId));
         throw new ExecuteRefusedError('submit', res.code, `the ledger rejected the transaction: ${res.message}`, { data: { txHash: sub.txHash, retriable: res.retriable } });
       }
@@ -340,7 +352,7 @@ export class Execution {
     const sub = record.submission as Submission;
     if (c.status === 'failed') {
       if (!c.dead) throw new ExecuteRefusedError('confirm', c.code, c.message, { data: { txHash: sub.txHash } });
-      const failed = transition(record, 'failed', this.#core.now(), { attempts: (record.attempts ?? 0) + 1, submission: null, execution: { intentId: record.intentId, txHash: sub.txHash, submit: { ...submitResult, confirm: c } } as Partial<ExecuteOutcome> });
+      const failed = transition(record, 'failed', this.#core.now(), { attempts: (record.attempts ?? 0) + 1, submission: null, attempt: { params: sub.params, built: sub.built }, execution: { intentId: record.intentId, txHash: sub.txHash, submit: { ...submitResult, confirm: c } } as Partial<ExecuteOutcome> });
       await this.#core.writer.commit(record, failed, this.#core.writer.receipt('intent.failed', { intentId: record.intentId, stage: 'confirm', code: c.code, txHash: sub.txHash }, record.intentId));
       throw new ExecuteRefusedError('confirm', c.code, `the transaction failed on the ledger: ${c.message}`, { data: { txHash: sub.txHash } });
     }

@@ -1,15 +1,17 @@
 /**
  * @module control-plane/intents
- * Intents: creation (content-addressed, replay-safe), the policy evaluation every status rests
- * on, re-evaluation on read (timelocks release, revoked approvals stop counting) and the list.
+ * Intents: creation (content-addressed, replay-safe, with the expiry its wallet's time to live
+ * gives), the policy evaluation every status rests on, re-evaluation on read (timelocks release,
+ * revoked and stale approvals stop counting, an intent past its expiry expires) and the list.
  */
-import { evaluatePolicy, intentId, normalizeDestination, normalizeIntent, STATUS_BY_DECISION, type Decision, type IntentRequest, type IntentStatus, type SignedApproval } from '@vault/sdk';
+import { evaluatePolicy, intentExpiresAt, intentId, isExpired, normalizeDestination, normalizeIntent, STATUS_BY_DECISION, type Decision, type IntentRequest, type IntentStatus, type SignedApproval } from '@vault/sdk';
 import { countedApprovals } from './approvals.js';
 import { canonicalJson } from './state.js';
 import type { Core } from './core.js';
 import { lookback } from './history.js';
+import type { Lifecycle } from './lifecycle.js';
 import type { Protections } from './protect.js';
-import { isOpen, transition } from './status.js';
+import { EXPIRABLE_STATUSES, isOpen, transition } from './status.js';
 import type { IntentRecord } from './store.js';
 
 export const INTENT_LIST_MAX = 100;
@@ -17,13 +19,15 @@ export const INTENT_LIST_MAX = 100;
 export class Intents {
   readonly #core: Core;
   readonly #protections: Protections;
+  readonly #lifecycle: Lifecycle;
   /** Called with each new intent a timelock holds back (the signers observe it). */
   readonly #onTimelocked: (record: IntentRecord) => void;
   readonly #creating = new Map<string, Promise<IntentRecord>>();
 
-  constructor(core: Core, protections: Protections, onTimelocked: (record: IntentRecord) => void) {
+  constructor(core: Core, protections: Protections, lifecycle: Lifecycle, onTimelocked: (record: IntentRecord) => void) {
     this.#core = core;
     this.#protections = protections;
+    this.#lifecycle = lifecycle;
     this.#onTimelocked = onTimelocked;
   }
 
@@ -36,19 +40,33 @@ export class Intents {
       created_at: record.created_at,
       intentId: record.intentId,
       history: this.#core.writer.history.forPolicy(policy, record.intent.wallet, now, existing ?? undefined),
-      approvals: countedApprovals(this.#core.state, record, now),
+      approvals: countedApprovals(this.#core.state, record, now, this.#core.lifetime(record.intent.wallet).approval_max_age_seconds),
       compliance_cleared: statements.compliance_cleared,
       attestation_valid: statements.attestation_valid,
     });
   }
 
-  /** Open statuses are re-evaluated on read and on execute (timelocks release, revoked approvals stop counting). */
+  /** The record expired if its time to live has passed (Lifecycle.expireIfDue). Call under the intent's lock. */
+  expireIfDue(cur: IntentRecord): Promise<IntentRecord> {
+    return this.#lifecycle.expireIfDue(cur);
+  }
+
+  /** Whether the intent is past its expires_at (expired or not yet marked so). */
+  pastExpiry(r: IntentRecord): boolean {
+    return isExpired(this.#lifecycle.expiresAt(r), this.#core.now());
+  }
+
+  /**
+   * Open statuses are re-evaluated on read and on execute (timelocks release, revoked and stale
+   * approvals stop counting); an intent past its expiry expires.
+   */
   async refresh(id: string): Promise<IntentRecord> {
     const r = this.#core.writer.get(id);
+    const due = EXPIRABLE_STATUSES.has(r.status) && this.pastExpiry(r);
     // Busy (an execute or approval in progress): answer with what is stored rather than wait.
-    if (!isOpen(r.status) || this.#core.intentLocks.held(id)) return r;
+    if ((!isOpen(r.status) && !due) || this.#core.intentLocks.held(id)) return r;
     return this.#core.intentLocks.run(id, async () => {
-      const cur = this.#core.writer.get(id);
+      const cur = await this.#lifecycle.expireIfDue(this.#core.writer.get(id));
       if (!isOpen(cur.status)) return cur;
       const decision = this.evaluate(cur, cur);
       const status = STATUS_BY_DECISION[decision.decision];
@@ -80,7 +98,7 @@ export class Intents {
     if (inflight) return inflight;
     const work = (async () => {
       const now = this.#core.now();
-      const base = { intentId: id, intent, created_at: now, approvals: [] as SignedApproval[] };
+      const base = { intentId: id, intent, created_at: now, expires_at: intentExpiresAt(now, this.#core.lifetime(wallet.wallet).ttl_seconds), approvals: [] as SignedApproval[] };
       const decision = this.evaluate(base, null);
       const status = STATUS_BY_DECISION[decision.decision];
       // The intent's content is already committed to by its id: the receipt body need not repeat it.
@@ -132,6 +150,7 @@ export class Intents {
       initiator: r.intent.initiator,
       decision: r.decision.decision,
       created_at: r.created_at,
+      expires_at: this.#lifecycle.expiresAt(r),
     }));
   }
 }

@@ -47,6 +47,7 @@ export const ROUTES: readonly Op[] = [
   { method: 'get', path: '/intent/{id}/protect', summary: 'Run the protections on live chain inputs', auth: true, ok: 'ProtectResult', params: [INTENT_ID], errors: [400, 404, 500] },
   { method: 'post', path: '/intent/{id}/approve-signed', summary: 'Add a signed approval or rejection', auth: true, body: 'SignedApproval', ok: 'ApproveResult', params: [INTENT_ID], errors: [400, 403, 404] },
   { method: 'post', path: '/intent/{id}/approve', summary: 'Unsigned approval (recorded, never counted)', auth: true, ok: 'Object', params: [INTENT_ID], deprecated: true, errors: [404] },
+  { method: 'post', path: '/intent/{id}/cancel', summary: 'Cancel an intent not yet submitted (operator, or its initiator device with a signed statement); every signer is told to refuse it', auth: true, body: 'CancelRequest', ok: 'CancelResult', params: [INTENT_ID], errors: [400, 403, 404] },
   { method: 'post', path: '/intent/{id}/execute', summary: 'Execute: params, protections, prepare, signers, assemble, submit, confirm, receipts', auth: true, ok: 'ExecuteOutcome', params: [INTENT_ID], errors: [403, 404, 500] },
   { method: 'get', path: '/estate', summary: 'Balances per wallet with canonical flags', auth: true, ok: 'Object' },
   { method: 'get', path: '/wallets/{id}/reconcile', summary: 'Compare the descriptor with the ledger', auth: true, ok: 'ReconcileResult', params: [idParam('id')], errors: [404, 500] },
@@ -103,7 +104,7 @@ export function openApiDocument(): Record<string, unknown> {
       responses,
     };
     if (r.params) op['parameters'] = r.params.map((p) => ({ ...p, required: p.in === 'path' }));
-    if (r.body) op['requestBody'] = { required: r.path !== '/snapshot', content: { 'application/json': { schema: { $ref: `#/components/schemas/${r.body}` } } } };
+    if (r.body) op['requestBody'] = { required: r.path !== '/snapshot' && r.path !== '/intent/{id}/cancel', content: { 'application/json': { schema: { $ref: `#/components/schemas/${r.body}` } } } };
     if (r.deprecated) op['deprecated'] = true;
     (paths[r.path] ??= {})[r.method] = op;
   }

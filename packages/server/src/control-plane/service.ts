@@ -24,6 +24,8 @@ import {
   type IntentRequest,
   type IntentStatus,
   type PolicySet,
+  type CancelRequest,
+  type CancelResult,
   type Restriction,
   type EventFilter,
   type SignedApproval,
@@ -52,6 +54,7 @@ import { Estate } from './estate.js';
 import { EVENT_HEARTBEAT_SECONDS, EVENT_STREAM_BUFFER_BYTES, EVENT_STREAMS_MAX } from './event-stream.js';
 import { Execution } from './execute.js';
 import { INTENT_LIST_MAX, Intents } from './intents.js';
+import { EXPIRY_SWEEP_MS, Lifecycle } from './lifecycle.js';
 import { Protections } from './protect.js';
 import { Restrictions } from './restrictions.js';
 import { PassphraseFileSchema, ReceiptSigner, verifyPassphrase, type PassphraseFile } from './secrets.js';
@@ -63,12 +66,17 @@ import { IntentStore, type IntentRecord } from './store.js';
 export { loadDrivers, LOCK_FILE, PASSPHRASE_FILE, RECEIPT_KEY_FILE, STATE_FILE, STATE_SCHEMA_FILE, STORE_DIR, type ControlPlaneOptions } from './core.js';
 export { PAIRING_TTL_SECONDS } from './devices.js';
 export { INTENT_LIST_MAX } from './intents.js';
-export { RESTRICTION_ACK_SECONDS } from './restrictions.js';
+export { CANCEL_PUSH_GRACE_SECONDS, RESTRICTION_ACK_SECONDS } from './restrictions.js';
+export { EXPIRY_SWEEP_BATCH, EXPIRY_SWEEP_MS } from './lifecycle.js';
 
-/** Stored intent as GET /intent/{id} shows it (internal bookkeeping left out). */
-export function publicIntent(r: IntentRecord): Record<string, unknown> {
+/**
+ * Stored intent as GET /intent/{id} shows it (internal bookkeeping left out), with its expires_at
+ * (`expiresAt` for a record written before intents expired).
+ */
+export function publicIntent(r: IntentRecord, expiresAt?: number): Record<string, unknown> {
   const { n: _n, submission, attempt: _attempt, ...rest } = r;
   const out: Record<string, unknown> = { ...rest };
+  if (out['expires_at'] === undefined && expiresAt !== undefined) out['expires_at'] = expiresAt;
   if (submission) out['submitted'] = { txHash: submission.txHash, submitted_at: submission.submitted_at, summary: submission.built.summary };
   return out;
 }
@@ -87,6 +95,7 @@ export class ControlPlane {
   readonly #intents: Intents;
   readonly #approvals: Approvals;
   readonly #restrictions: Restrictions;
+  readonly #lifecycle: Lifecycle;
   readonly #signers: Signers;
   readonly #execution: Execution;
   readonly #devices: Devices;
@@ -107,7 +116,8 @@ export class ControlPlane {
     this.#protections = new Protections(core);
     this.#restrictions = new Restrictions(core);
     this.#signers = new Signers(core, this.#restrictions);
-    this.#intents = new Intents(core, this.#protections, (record) => this.#signers.observe(record));
+    this.#lifecycle = new Lifecycle(core, this.#restrictions);
+    this.#intents = new Intents(core, this.#protections, this.#lifecycle, (record) => this.#signers.observe(record));
     this.#approvals = new Approvals(core, this.#intents);
     this.#execution = new Execution(core, this.#intents, this.#protections, this.#signers);
     this.#devices = new Devices(core, this.#restrictions);
@@ -143,6 +153,7 @@ export class ControlPlane {
     const cp = new ControlPlane(new Core(opts, state, { injected, loaded, registry }, store, signer), passphrase, signer);
     cp.#release = release;
     if (opts.resumeOnStart !== false) cp.#execution.resumeInflight();
+    cp.#lifecycle.start(opts.expirySweepMs ?? EXPIRY_SWEEP_MS);
     return cp;
   }
 
@@ -277,6 +288,23 @@ export class ControlPlane {
     return this.#approvals.approveUnsigned(id);
   }
 
+  // ---------------------------------------------------------------- cancel and expiry (lifecycle.ts)
+
+  /** POST /intent/{id}/cancel: by the operator, or by the initiator device that created the intent. */
+  cancel(id: string, body: CancelRequest): Promise<CancelResult> {
+    return this.#lifecycle.cancel(id, body);
+  }
+
+  /** When the intent expires (its stored expires_at, or created_at + its wallet's ttl for an older record). */
+  expiresAt(record: IntentRecord): number {
+    return this.#lifecycle.expiresAt(record);
+  }
+
+  /** Expires every intent past its time to live now (at most EXPIRY_SWEEP_BATCH); the periodic sweep runs this. */
+  sweepExpired(): Promise<number> {
+    return this.#lifecycle.sweep();
+  }
+
   // ---------------------------------------------------------------- protections and execute (protect.ts, execute.ts)
 
   /** GET /intent/{id}/protect: the guards on live chain inputs, without executing. */
@@ -291,7 +319,7 @@ export class ControlPlane {
 
   // ---------------------------------------------------------------- restrictions (restrictions.ts)
 
-  /** What every signer must hold before it is asked to sign: a revoke_approver per revoked device. */
+  /** What every signer must hold before it is asked to sign: a revoke_approver per revoked device, a cancel_intent per live cancellation. */
   restrictions(): { set: Restriction[]; digest: string } {
     return this.#restrictions.restrictions();
   }
@@ -369,6 +397,7 @@ export class ControlPlane {
   async close(): Promise<void> {
     if (this.#core.closed) return;
     this.#core.closed = true;
+    await this.#lifecycle.stop();
     await this.#signers.drain();
     await this.store.close();
     this.#release();

@@ -9,6 +9,7 @@ import {
   AssetSpecSchema,
   AttestationStatementSchema,
   ClearanceStatementSchema,
+  IntentLifetimeSchema,
   PolicySetSchema,
   ValidationError,
   WalletDescriptorSchema,
@@ -106,6 +107,11 @@ export const StateFileSchema = z
     /** An address book: destinations considered known (besides past confirmed ones). */
     known_destinations: z.array(z.string().min(1).max(256)).max(10000).default([]),
     drivers: z.array(DriverEntrySchema).max(64).default([]),
+    /**
+     * Per wallet: how long its intents live (expires_at = created_at + ttl_seconds) and how old an
+     * approval may be and still count. A wallet not listed takes the SDK's defaults (7 days, 3 days).
+     */
+    lifetimes: z.record(z.string().min(1).max(128), IntentLifetimeSchema).default({}),
     /** Host names accepted besides loopback (only when deliberately exposed behind a proxy). */
     extra_hosts: z.array(z.string().min(1).max(253)).max(16).default([]),
   })
@@ -121,6 +127,9 @@ export const StateFileSchema = z
       if (pol.has(p.wallet)) ctx.addIssue({ code: 'custom', path: ['policies', i, 'wallet'], message: `wallet ${p.wallet} has two policies` });
       pol.add(p.wallet);
     });
+    for (const w of Object.keys(s.lifetimes)) {
+      if (!ids.has(w)) ctx.addIssue({ code: 'custom', path: ['lifetimes', w], message: `lifetimes names unknown wallet ${w}` });
+    }
     const dev = new Set<string>();
     s.devices.forEach((d, i) => {
       if (dev.has(d.id)) ctx.addIssue({ code: 'custom', path: ['devices', i, 'id'], message: `device ${d.id} is listed twice` });

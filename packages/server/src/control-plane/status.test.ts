@@ -30,6 +30,15 @@ const LEGAL: readonly string[] = [
   // a failed intent may be executed again (fresh chain params), or denied on re-evaluation
   'failed>submitted',
   'failed>denied',
+  // cancel (operator or creating initiator) and expiry: only before submission
+  'allowed>cancelled',
+  'allowed>expired',
+  'pending_approvals>cancelled',
+  'pending_approvals>expired',
+  'timelocked>cancelled',
+  'timelocked>expired',
+  'failed>cancelled',
+  'failed>expired',
 ];
 
 const FROM: readonly (IntentStatus | null)[] = [null, ...INTENT_STATUSES];
@@ -67,8 +76,8 @@ describe('intent status transitions', () => {
         checked += 1;
       }
     }
-    // 8 origins (new and the 7 statuses) times 7 targets, less the 7 that keep their status.
-    expect(checked).toBe(8 * 7 - 7);
+    // 10 origins (new and the 9 statuses) times 9 targets, less the 9 that keep their status.
+    expect(checked).toBe(10 * 9 - 9);
   });
 
   it('keeping a status is not a change: a record is written again with a new decision, attempt or outcome', () => {
@@ -79,8 +88,8 @@ describe('intent status transitions', () => {
     }
   });
 
-  it('confirmed and denied are final: nothing moves them', () => {
-    for (const from of ['confirmed', 'denied'] as const) {
+  it('confirmed, denied, cancelled and expired are final: nothing moves them', () => {
+    for (const from of ['confirmed', 'denied', 'cancelled', 'expired'] as const) {
       for (const to of INTENT_STATUSES) if (to !== from) expect(canTransition(from, to)).toBe(false);
     }
   });
@@ -108,6 +117,11 @@ describe('intent status transitions', () => {
     expect(before).toEqual(copy);
     expect(next).not.toBe(before);
     expect(next).toMatchObject({ status: 'submitted', updated_at: 500, attempt: null });
+  });
+
+  it('a submitted intent can be neither cancelled nor expired: its transaction may be on the ledger', () => {
+    expect(canTransition('submitted', 'cancelled')).toBe(false);
+    expect(canTransition('submitted', 'expired')).toBe(false);
   });
 
   it('approvals are open in allowed, pending_approvals and timelocked only', () => {

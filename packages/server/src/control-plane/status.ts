@@ -21,16 +21,20 @@ export const TRANSITIONS: Readonly<Record<IntentStatus | 'new', readonly IntentS
   new: ['allowed', 'pending_approvals', 'timelocked', 'denied'],
   // Open: re-evaluated on read, on approval and on execute (approvals arrive or stop counting, a
   // timelock releases, a cap fills); a rejection or a deny closes it. Only allowed is submitted.
-  allowed: ['pending_approvals', 'timelocked', 'denied', 'submitted'],
-  pending_approvals: ['allowed', 'timelocked', 'denied'],
-  timelocked: ['allowed', 'pending_approvals', 'denied'],
+  // Cancelled (operator or initiator) or expired (its time to live passed) before it was submitted.
+  allowed: ['pending_approvals', 'timelocked', 'denied', 'submitted', 'cancelled', 'expired'],
+  pending_approvals: ['allowed', 'timelocked', 'denied', 'cancelled', 'expired'],
+  timelocked: ['allowed', 'pending_approvals', 'denied', 'cancelled', 'expired'],
   // The ledger has the transaction (or may have it): only the ledger's answer moves it on.
   submitted: ['confirmed', 'failed'],
-  // Executed again with fresh chain parameters once the policy allows it; a deny closes it.
-  failed: ['submitted', 'denied'],
+  // Executed again with fresh chain parameters once the policy allows it; a deny closes it; so do
+  // a cancel (once no payload of it can still land) and its time to live passing.
+  failed: ['submitted', 'denied', 'cancelled', 'expired'],
   // Final.
   confirmed: [],
   denied: [],
+  cancelled: [],
+  expired: [],
 };
 
 const LEGAL = new Set(Object.entries(TRANSITIONS).flatMap(([from, tos]) => tos.map((to) => `${from}>${to}`)));
@@ -60,6 +64,9 @@ export function transition(record: IntentRecord, to: IntentStatus, at: number, f
   assertTransition(record.status, to, record.intentId);
   return { ...record, ...fields, status: to, updated_at: at };
 }
+
+/** Statuses an intent leaves by expiring (and may be cancelled from): not submitted, not final. */
+export const EXPIRABLE_STATUSES: ReadonlySet<IntentStatus> = new Set(['allowed', 'pending_approvals', 'timelocked', 'failed']);
 
 /** Approvals are taken, and the policy re-run on read, only while the intent is open. */
 export function isOpen(status: IntentStatus): boolean {

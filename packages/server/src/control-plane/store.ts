@@ -30,6 +30,7 @@ import {
 } from '@vault/sdk';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { mkdirSync } from 'node:fs';
+import { EXPIRABLE_STATUSES } from './status.js';
 
 /** Internal record of an execution in progress: what was built and submitted, to resume it. */
 export interface Submission {
@@ -54,6 +55,11 @@ export interface IntentRecord {
   decision: Decision;
   intent: NormalizedIntent;
   created_at: number;
+  /**
+   * created_at + the wallet's time to live when it was created: not executed by then, the intent
+   * is expired. Absent on records written before intents expired (read as created_at + the ttl).
+   */
+  expires_at?: number;
   updated_at: number;
   approvals: SignedApproval[];
   /** Deprecated unsigned approvals: recorded for the audit trail, never counted. */
@@ -62,6 +68,8 @@ export interface IntentRecord {
   /** Receipt head returned when the intent was created (a replay returns it unchanged). */
   receipt_head: string;
   rejectedBy?: string;
+  /** Who cancelled the intent (`operator`, `device:<id>`) and when; set with status `cancelled`. */
+  cancelled?: { by: string; at: number };
   submission?: Submission | null;
   /**
    * The chain parameters and payload last put to the signers, committed before they were asked (so
@@ -99,6 +107,9 @@ export interface StoreMeta {
 /** Key of the per-wallet history index: [wallet, created_at, n]. */
 type HistoryKey = [string, number, number];
 
+/** Key of the expiry and cancellation indexes: [expires_at, n]. */
+type ExpiryKey = [number, number];
+
 export class IntentStore {
   // The raw LMDB handles, for this module, tests and benchmarks. @internal keeps them (and lmdb's
   // types) out of the published declarations.
@@ -120,6 +131,10 @@ export class IntentStore {
   readonly inflight: Database<number, string>;
   /** @internal The event log (the outbox), keyed by event seq. */
   readonly events: Database<VaultEvent, number>;
+  /** @internal Intents that can still expire, by when: what the expiry sweep reads. */
+  readonly expiry: Database<string, ExpiryKey>;
+  /** @internal Cancelled intents, by when they would have expired: the cancellations signers must hold. */
+  readonly cancelled: Database<string, ExpiryKey>;
   #nextN: number;
   /** The seq the next committed event takes (1 for the first: `after=evt_…0` reads from the start). */
   #nextEventSeq: number;
@@ -149,6 +164,8 @@ export class IntentStore {
     this.known = this.root.openDB<number, [string, string]>({ name: 'known' });
     this.inflight = this.root.openDB<number, string>({ name: 'inflight' });
     this.events = this.root.openDB<VaultEvent, number>({ name: 'events' });
+    this.expiry = this.root.openDB<string, ExpiryKey>({ name: 'expiry' });
+    this.cancelled = this.root.openDB<string, ExpiryKey>({ name: 'cancelled' });
     let last = -1;
     for (const { key } of this.order.getRange({ reverse: true, limit: 1 })) last = key;
     this.#nextN = last + 1;
@@ -257,6 +274,22 @@ export class IntentStore {
   /** Ids of intents left in `submitted` (to resume confirmation after a restart). */
   inflightIds(): string[] {
     return [...this.inflight.getKeys({})] as string[];
+  }
+
+  /** Ids of intents not submitted nor final whose expires_at is at or before `now`, soonest first, at most `limit`. */
+  dueForExpiry(now: number, limit: number): string[] {
+    const out: string[] = [];
+    for (const { value } of this.expiry.getRange({ end: [now + 1, 0], limit })) out.push(value);
+    return out;
+  }
+
+  /** Cancelled intents that would expire at or after `since`, newest expiry first, at most `limit`. */
+  cancelledSince(since: number, limit: number): { intentId: string; expires_at: number }[] {
+    const out: { intentId: string; expires_at: number }[] = [];
+    for (const { key, value } of this.cancelled.getRange({ start: [Number.MAX_SAFE_INTEGER, 0], end: [since, 0], reverse: true, limit })) {
+      out.push({ intentId: value, expires_at: key[0] });
+    }
+    return out;
   }
 
   /**
@@ -368,6 +401,12 @@ export class IntentStore {
     if (record.status === 'submitted') this.inflight.put(record.intentId, record.n);
     else if (!extra.isNew) this.inflight.remove(record.intentId);
     if (extra.known) this.known.put(extra.known, 1);
+    if (record.expires_at !== undefined) {
+      const key: ExpiryKey = [record.expires_at, record.n];
+      if (EXPIRABLE_STATUSES.has(record.status)) this.expiry.put(key, record.intentId);
+      else this.expiry.remove(key);
+      if (record.status === 'cancelled') this.cancelled.put(key, record.intentId);
+    }
   }
 
   async close(): Promise<void> {

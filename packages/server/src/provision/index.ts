@@ -10,6 +10,7 @@
  */
 import {
   DigestSchema,
+  IntentLifetimeSchema,
   ValidationError,
   compareControl,
   parsePolicy,
@@ -17,6 +18,7 @@ import {
   policyDigest,
   type ChainDriver,
   type ControlComparison,
+  type IntentLifetimeInput,
   type ProvisionRequest,
   type WalletDescriptor,
   type WalletProvisioner,
@@ -70,6 +72,12 @@ export const ProvisionWalletSchema = z.strictObject({
    * `{"safe_version": "1.3.0", "l2": true}`, or `{"adopt": "0x…", "allow_modules": ["0x…"]}`.
    */
   options: z.record(z.string().max(64), z.unknown()).optional(),
+  /**
+   * How long the wallet's intents live and how old an approval may be: written to the state file
+   * (`lifetimes`) and to every trust file (`wallets[].lifetime`), so both services enforce the same.
+   * Absent: the state file's setting for the wallet, if any, is copied to the trust files.
+   */
+  lifetime: IntentLifetimeSchema.optional(),
 });
 export type ProvisionWallet = z.infer<typeof ProvisionWalletSchema>;
 
@@ -220,16 +228,20 @@ export async function provision(config: ProvisionConfig, baseDir: string, log: (
       const wallets = state.wallets.filter((x) => x.wallet !== w.wallet);
       const before = state.wallets.find((x) => x.wallet === w.wallet);
       const addPolicy = stored === undefined && given !== undefined;
-      if (!before || !sameJson(before, descriptor) || addPolicy) {
-        writeStateFile(statePath, { ...state, wallets: [...wallets, descriptor], policies: addPolicy ? [...state.policies, given] : state.policies });
+      const setLifetime = w.lifetime !== undefined && !sameJson(state.lifetimes[w.wallet] ?? null, w.lifetime);
+      if (!before || !sameJson(before, descriptor) || addPolicy || setLifetime) {
+        const lifetimes = setLifetime ? { ...state.lifetimes, [w.wallet]: w.lifetime as IntentLifetimeInput } : state.lifetimes;
+        writeStateFile(statePath, { ...state, wallets: [...wallets, descriptor], policies: addPolicy ? [...state.policies, given] : state.policies, lifetimes });
         written.push(statePath);
       }
     }
+    // The lifetime both services enforce: the one configured, else the state file's.
+    const lifetime = w.lifetime ?? state?.lifetimes[w.wallet];
     trustPaths.forEach((p, j) => {
       const t = trusts[j] as TrustFile;
       const before = t.wallets.find((x) => x.descriptor.wallet === w.wallet);
       const maxFee = w.max_fee ?? before?.max_fee ?? feeCapJson(plugin.driver.defaultMaxFee);
-      const entry = { ...before, descriptor, policy_digest: digest as string, ...(maxFee !== undefined ? { max_fee: maxFee } : {}) };
+      const entry = { ...before, descriptor, policy_digest: digest as string, ...(maxFee !== undefined ? { max_fee: maxFee } : {}), ...(lifetime !== undefined ? { lifetime } : {}) };
       if (before && sameJson(before, entry)) return;
       const next = parseWith(TrustFileSchema, { ...t, wallets: [...t.wallets.filter((x) => x.descriptor.wallet !== w.wallet), entry] }, `trust_files.${j}`);
       writeFileAtomic(p, `${JSON.stringify(next, null, 2)}\n`, 0o600);

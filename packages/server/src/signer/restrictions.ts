@@ -3,7 +3,7 @@
  * What POST /restrictions, GET /restrictions and `vault-signer lift` do besides HTTP and argv.
  *
  * The signer trusts nothing the control plane sends, with one exception: a restriction (revoke or
- * drop an approver, freeze a wallet) only removes power, so it is taken on at once, before the
+ * drop an approver, freeze a wallet, cancel an intent) only removes power, so it is taken on at once, before the
  * reply, durably (a `restricted` event on the journal, under a `restrictions.added` receipt) and
  * for good: the route can only add restrictions, never lift one. Lifting adds power back, so only
  * the operator does it, on the signer host, with the signer stopped and the keystore passphrase
@@ -21,9 +21,12 @@ import { serialised, type SignerDeps } from './sign.js';
 import type { SignerState, StateEvent } from './state.js';
 
 /**
- * Most restrictions a signer holds at once. Bounds what a hostile control plane can make the
- * signer keep; past it a push is refused (400), and a control plane that cannot get its
- * restrictions acknowledged does not ask this signer to sign.
+ * Most restrictions on approvers and wallets a signer holds at once. Bounds what a hostile control
+ * plane can make the signer keep; past it a push is refused (400), and a control plane that cannot
+ * get its restrictions acknowledged does not ask this signer to sign. Cancellations are not
+ * counted: one arrives per cancelled intent for as long as the vault runs, and each costs what a
+ * first sight of an intent costs (the signer keeps those too); a push carries at most
+ * MAX_RESTRICTIONS_PER_SET of them.
  */
 export const MAX_RESTRICTIONS_IN_FORCE = 16_384;
 
@@ -43,11 +46,15 @@ export async function applyRestrictions(restrictions: readonly Restriction[], de
     const state = deps.state;
     const fresh = normalizeRestrictions(restrictions).filter((r) => !state.restricted(r));
     if (fresh.length > 0) {
-      if (state.restrictionCount + fresh.length > MAX_RESTRICTIONS_IN_FORCE) {
-        throw new ValidationError('restrictions', [{ path: 'restrictions', message: `this signer holds ${state.restrictionCount} restrictions; at most ${MAX_RESTRICTIONS_IN_FORCE} (its operator can lift some)` }]);
+      const counted = fresh.filter((r) => r.restriction !== 'cancel_intent').length;
+      if (counted > 0 && state.cappedRestrictionCount + counted > MAX_RESTRICTIONS_IN_FORCE) {
+        throw new ValidationError('restrictions', [{ path: 'restrictions', message: `this signer holds ${state.cappedRestrictionCount} restrictions on approvers and wallets; at most ${MAX_RESTRICTIONS_IN_FORCE} (its operator can lift some)` }]);
       }
       const at = deps.now();
       const events: StateEvent[] = fresh.map((restriction) => ({ t: 'restricted', restriction, at }));
+      // A cancelled intent this signer never saw is seen now: its time to live runs from here at
+      // the latest, so it expires here whatever created_at a control plane later claims.
+      for (const r of fresh) if (r.restriction === 'cancel_intent' && state.firstSeen(r.intent_id) === undefined) events.push({ t: 'seen', intentId: r.intent_id, at });
       const digest = restrictionDigest([...state.restrictionsInForce().map((r) => r.restriction), ...fresh]);
       state.commit({ at, kind: 'restrictions.added', body: { received, added: fresh, count: state.restrictionCount + fresh.length, digest } }, events);
     }
@@ -85,7 +92,8 @@ export async function liftRestrictions(state: SignerState, select: LiftSelector,
   const lifted: Restriction[] = [];
   const kept: Restriction[] = [];
   for (const { restriction: r } of state.restrictionsInForce()) {
-    const named = r.restriction === 'freeze_wallet' ? wallets.has(r.wallet) : approvers.has(r.approver_id);
+    // A cancellation is final, here too: no selector names one.
+    const named = r.restriction === 'cancel_intent' ? false : r.restriction === 'freeze_wallet' ? wallets.has(r.wallet) : approvers.has(r.approver_id);
     (named ? lifted : kept).push(r);
   }
   if (lifted.length === 0) return [];

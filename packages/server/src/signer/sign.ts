@@ -6,8 +6,12 @@
  *   intent_tampered → policy_mismatch → approvals → rejected → policy_denied → protected →
  *   digest_mismatch → not_a_signer → key → chain → sign
  *
- * A wallet frozen by a restriction is refused (policy_denied) as soon as the wallet is known, and
- * an approver a restriction names counts as revoked (approvals); see restrictions.ts.
+ * A wallet frozen by a restriction, or an intent cancelled by one, is refused (policy_denied) as
+ * soon as the intent's content address is checked, and an approver a restriction names counts as
+ * revoked (approvals); see restrictions.ts. An intent past its time to live is refused
+ * (policy_denied) once its approvals are verified: the time to live is this signer's own (trust
+ * file) and runs from the earliest time it can vouch for (lifetime.ts earliestKnownAt), never
+ * from a created_at the control plane merely claims.
  *
  * `protect` is the control plane's claim, never an input on its own: the chain facts the guards
  * read come from this signer's driver and ledger endpoint (a protect that states them otherwise is
@@ -22,6 +26,9 @@ import {
   canonicalize,
   checkFee,
   chainFactsDisagreement,
+  earliestKnownAt,
+  intentExpiresAt,
+  isExpired,
   evaluatePolicy,
   formatUnits,
   policyWindows,
@@ -34,6 +41,7 @@ import {
   normalizeDestination,
   normalizeIntent,
   policyDigest,
+  readPayloadFate,
   runIntentGuards,
   sameAddress,
   sha256Hex,
@@ -294,6 +302,8 @@ export function checkIntent(req: ObserveRequest, deps: Pick<SignerDeps, 'drivers
   if (!trusted) return refuse('policy_mismatch', `this signer does not serve wallet ${normalized.wallet}`);
   // A frozen wallet is refused whatever the request carries: the signer's own deny, ahead of the rest.
   if (state.restrictions.wallets.has(normalized.wallet)) refuse('policy_denied', `wallet ${normalized.wallet} is frozen on this signer; only its operator can lift that`);
+  // A cancelled intent is refused for good: the restriction is kept and no route lifts it.
+  if (state.restrictions.intents.has(id)) refuse('policy_denied', `intent ${id} was cancelled; this signer never signs for it`);
   return { id, normalized, trusted };
 }
 
@@ -342,12 +352,13 @@ async function check(req: SignRequest, deps: SignerDeps, now: number, events: St
   const policy = checkPinned(req, checked, trust);
 
   // approvals: every approval must verify against the signer's own approver keys.
-  // Dated between the intent's claimed creation and this signer's clock (each +- the skew).
+  // Dated between the intent's claimed creation and this signer's clock (each +- the skew), and
+  // younger than the wallet's approval age.
   const verified = verifyApprovals(req.approvals, {
     intentId: id,
     approvers: trust.approvers,
     initiator: normalized.initiator,
-    window: { createdAt: req.intent.created_at, now },
+    window: { createdAt: req.intent.created_at, now, maxAgeSeconds: trusted.lifetime.approval_max_age_seconds },
     verdicts,
   });
   if (verified.problems.length > 0) {
@@ -356,6 +367,13 @@ async function check(req: SignRequest, deps: SignerDeps, now: number, events: St
   }
   const reject = verified.valid.find((a) => a.verdict === 'reject');
   if (reject) refuse('rejected', `approver ${reject.approver_id} rejected this intent at ${reject.at}`);
+
+  // Expired: the time to live runs from the earliest time this signer can vouch the intent
+  // existed (the claim, its own first sight, the approvals' signed dates). A control plane that
+  // claims a later created_at moves nothing: it only ever makes the intent older.
+  const since = earliestKnownAt({ claimed: req.intent.created_at, firstSeen: state.firstSeen(id), approvals: verified.valid });
+  const expiresAt = intentExpiresAt(since, trusted.lifetime.ttl_seconds);
+  if (isExpired(expiresAt, now)) refuse('policy_denied', `intent ${id} expired at ${expiresAt} (known to this signer since ${since}, time to live ${trusted.lifetime.ttl_seconds}s)`);
 
   // policy_denied: the policy, re-run on the signer's clock and the signer's own history. A
   // timelock counts from the later of the claimed created_at and when this signer first saw the
@@ -535,16 +553,12 @@ function controls(signer: ChainSigner, chain: string, key: KeyInfo, address: str
 }
 
 /**
- * Asks the ledger, through the signer's own driver, what became of an earlier payload: the
- * driver's `payloadFate` when it has one, else `confirm(chain, digest, built)`, trusting only
- * `dead: true`. A ledger that cannot answer refuses (`chain`): never a second payload on a guess.
+ * Asks the ledger, through the signer's own driver, what became of an earlier payload (the SDK's
+ * readPayloadFate). A ledger that cannot answer refuses (`chain`): never a second payload on a guess.
  */
 async function payloadFate(driver: ChainDriver, chain: string, built: BuiltPayload): Promise<PayloadFate> {
   try {
-    if (typeof driver.payloadFate === 'function') return await driver.payloadFate(chain, built);
-    const r = await driver.confirm(chain, built.digest, built);
-    if (r.status === 'failed' && r.dead) return { fate: 'dead', code: r.code };
-    return { fate: r.status === 'confirmed' ? 'applied' : 'live', code: r.status === 'failed' ? r.code : r.status };
+    return await readPayloadFate(driver, chain, built);
   } catch (e) {
     return refuse('chain', `cannot establish on the ledger whether payload ${built.digest} is dead: ${e instanceof VaultError ? e.shortMessage : 'driver fault'}`);
   }

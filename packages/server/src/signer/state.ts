@@ -40,7 +40,7 @@ const HistoryEntrySchema = z.strictObject({
   intentId: z.string(),
   created_at: z.int(),
   amount: z.string(),
-  status: z.enum(['allowed', 'pending_approvals', 'timelocked', 'denied', 'submitted', 'confirmed', 'failed']),
+  status: z.enum(['allowed', 'pending_approvals', 'timelocked', 'denied', 'submitted', 'confirmed', 'failed', 'cancelled', 'expired']),
   initiator: z.string(),
   op: z.enum(['transfer', 'issue', 'authorize_holder', 'clawback', 'mpt_create', 'account_flags', 'contract_call']),
   asset_symbol: z.string().optional(),
@@ -327,6 +327,11 @@ export class SignerState {
   /** How many restrictions are in force, and the restrictionDigest of them all. */
   get restrictionCount(): number {
     return this.#restrictions.size;
+  }
+
+  /** How many restrictions in force count toward MAX_RESTRICTIONS_IN_FORCE (all but cancel_intent). */
+  get cappedRestrictionCount(): number {
+    return this.#restrictions.size - this.restrictions.intents.size;
   }
 
   get restrictionDigest(): string {

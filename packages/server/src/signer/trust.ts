@@ -12,12 +12,15 @@ import {
   canonicalize,
   deepFreeze,
   DigestSchema,
+  intentLifetime,
+  IntentLifetimeSchema,
   parseWith,
   restrictApprovers,
   ValidationError,
   WalletDescriptorSchema,
   type ApproverKey,
   type AssetRegistry,
+  type IntentLifetime,
   type RestrictionIndex,
   type WalletDescriptor,
 } from '@vault/sdk';
@@ -52,6 +55,9 @@ export const TrustFileSchema = z
             .describe(
               "Largest total fee the signer signs for, in the driver's fee unit (xrpl: the transaction's Fee in drops, base fee x (1 + signers); stellar: the fee bid in stroops; evm_safe: the wei the Safe itself pays out, a gas refund). A decimal string when past 2^53. Absent: the driver's own conservative default. A compromised control plane chooses params and their digest together: this caps what it can burn in fees.",
             ),
+          lifetime: IntentLifetimeSchema.optional().describe(
+            "How long this wallet's intents live and how old an approval may be, as this signer enforces them (absent: 7 days and 3 days). The signer counts the time to live from the earliest time it can vouch for: the claimed created_at, its own first sight of the intent, or the date of any approval it verified.",
+          ),
         }),
       )
       .max(1024)
@@ -110,7 +116,7 @@ export type TrustFile = z.infer<typeof TrustFileSchema>;
 export interface Trust {
   readonly file: TrustFile;
   /** A trusted wallet: its descriptor (deep-frozen) and that descriptor's canonical JSON, worked out once. */
-  wallet(id: string): { descriptor: WalletDescriptor; canonical: string; policyDigest: string; maxFee: bigint | undefined } | undefined;
+  wallet(id: string): { descriptor: WalletDescriptor; canonical: string; policyDigest: string; maxFee: bigint | undefined; lifetime: IntentLifetime } | undefined;
   readonly approvers: ReadonlyMap<string, ApproverKey & { weight: number }>;
   /** The trust file's scope for a key, or undefined when it does not list the key. */
   keyScope(publicKeyHex: string): KeyScope | undefined;
@@ -130,7 +136,7 @@ export interface Trust {
 export function parseTrust(doc: unknown): Trust {
   const file = parseWith(TrustFileSchema, doc, 'trust');
   const wallets = new Map(
-    file.wallets.map((w) => [w.descriptor.wallet, { descriptor: deepFreeze(w.descriptor), canonical: canonicalize(w.descriptor), policyDigest: w.policy_digest, maxFee: w.max_fee === undefined ? undefined : BigInt(w.max_fee) }]),
+    file.wallets.map((w) => [w.descriptor.wallet, { descriptor: deepFreeze(w.descriptor), canonical: canonicalize(w.descriptor), policyDigest: w.policy_digest, maxFee: w.max_fee === undefined ? undefined : BigInt(w.max_fee), lifetime: intentLifetime(w.lifetime) }]),
   );
   const approvers = new Map(file.approvers.map((a) => [a.id, { publicKey: a.public_key, revoked: a.revoked ?? false, weight: a.weight }]));
   const scopes = new Map((file.keys ?? []).map((k) => [k.public_key, k.scope]));

@@ -33,6 +33,8 @@ export interface TestSigner {
   calls: { signer_address: string; intent: string; token: string; expected_payload_digest: string }[];
   /** POST /observe requests, in order. */
   observed: { intent: string; token: string; at: number }[];
+  /** Restrictions taken on by POST /restrictions, by restrictionKey. */
+  restrictions: Map<string, unknown>;
   mode: { refuse: string | null; down: boolean; delayMs: number };
   close(): Promise<void>;
 }
@@ -78,6 +80,10 @@ export interface HarnessOptions {
   wrapDriver?: (d: MemoryDriver) => ChainDriver;
   /** More control-plane options (event stream bounds, fsync). */
   controlPlane?: Partial<Omit<ControlPlaneOptions, 'stateDir'>>;
+  /** Devices paired besides the approvers (initiator devices, say). */
+  extraDevices?: StateFile['devices'];
+  /** How often the expiry sweep runs (ms; default off here, 0). */
+  expirySweepMs?: number;
 }
 
 let counter = 0;
@@ -114,7 +120,7 @@ export async function setup(opts: HarnessOptions = {}): Promise<Harness> {
     ...emptyState(),
     wallets: [mw.wallet],
     policies: [policy],
-    devices: Object.values(approvers).map((a) => ({ id: a.id, role: 'approver' as const, label: a.id, public_key: a.publicKeyHex, paired_at: clock.now, revoked_at: null })),
+    devices: [...Object.values(approvers).map((a) => ({ id: a.id, role: 'approver' as const, label: a.id, public_key: a.publicKeyHex, paired_at: clock.now, revoked_at: null })), ...(opts.extraDevices ?? [])],
     signers: Object.fromEntries(members.slice(unsigned).map((s) => [s.address, { url: signer.url, token: signerToken }])),
     ...opts.state,
   };
@@ -129,6 +135,7 @@ export async function setup(opts: HarnessOptions = {}): Promise<Harness> {
       accessLog: true,
       confirmAttempts: opts.confirmAttempts ?? 3,
       confirmDelayMs: 5,
+      expirySweepMs: opts.expirySweepMs ?? 0,
       ...(opts.sessionIdleSeconds ? { sessionIdleSeconds: opts.sessionIdleSeconds } : {}),
       ...(opts.sessionAbsoluteSeconds ? { sessionAbsoluteSeconds: opts.sessionAbsoluteSeconds } : {}),
       ...(opts.unlockQueueMax !== undefined ? { unlockQueueMax: opts.unlockQueueMax } : {}),

@@ -4,7 +4,7 @@
  * receipt, and every later reload failed. Every state-changing operation now builds and checks its
  * complete new state (against the loader) and its receipt before anything is written.
  */
-import { fromHex, generateEd25519KeyPair, signApproval, signEd25519, toHex, ValidationError } from '@vault/sdk';
+import { fromHex, generateEd25519KeyPair, signApproval, signCancel, signEd25519, toHex, ValidationError } from '@vault/sdk';
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -133,6 +133,14 @@ describe('attack: refused requests change state', () => {
       { method: 'POST', route: '/intent/{id}/approve', path: `/intent/${unknownIntent}/approve`, status: 404 },
       { method: 'POST', route: '/intent/{id}/approve', path: '/intent/xyz/approve', status: 400, message: /^invalid id/ },
       { method: 'POST', route: '/intent/{id}/approve', path: `/intent/${intentId}/approve`, token: null, status: 401 },
+      // /intent/{id}/cancel: a device that did not create it, a bad body, unknown, malformed, no session
+      { method: 'POST', route: '/intent/{id}/cancel', path: `/intent/${intentId}/cancel`, body: json(signCancel({ intentId, by: 'device:alice', at: h.clock.now }, alice.secretKey)), status: 403 },
+      { method: 'POST', route: '/intent/{id}/cancel', path: `/intent/${intentId}/cancel`, body: json({ signature: { curve: 'ed25519', sig: '00'.repeat(64) } }), status: 400, field: 'signature' },
+      { method: 'POST', route: '/intent/{id}/cancel', path: `/intent/${intentId}/cancel`, body: json({ by: `device:alice${LONE}` }), status: 400, field: 'by' },
+      { method: 'POST', route: '/intent/{id}/cancel', path: `/intent/${intentId}/cancel`, body: json({ by: 'operator', at: 1.5 }), status: 400, field: 'at' },
+      { method: 'POST', route: '/intent/{id}/cancel', path: `/intent/${unknownIntent}/cancel`, status: 404 },
+      { method: 'POST', route: '/intent/{id}/cancel', path: '/intent/xyz/cancel', status: 400, message: /^invalid id/ },
+      { method: 'POST', route: '/intent/{id}/cancel', path: `/intent/${intentId}/cancel`, token: null, status: 401 },
       // /intent/{id}/execute: short of approvals, unknown, malformed, no session
       { method: 'POST', route: '/intent/{id}/execute', path: `/intent/${intentId}/execute`, status: 403 },
       { method: 'POST', route: '/intent/{id}/execute', path: `/intent/${unknownIntent}/execute`, status: 404 },

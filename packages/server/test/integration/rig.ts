@@ -4,13 +4,13 @@
  * The wallet is 2-of-3 and only its first member has a signer here, so an execute ends awaiting
  * signatures: what matters is what that signer was asked and what it answered.
  */
-import { createControlPlaneClient, createSignerClient, type ControlPlaneClient, type PolicySet, type SignerClient, type SignRequest } from '@vault/sdk';
+import { createControlPlaneClient, createSignerClient, type ControlPlaneClient, type IntentLifetimeInput, type PolicySet, type SignerClient, type SignRequest } from '@vault/sdk';
 import { Hono } from 'hono';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initStateDir, startControlPlane, type RunningControlPlane } from '../../src/control-plane/run.js';
-import { emptyState } from '../../src/control-plane/state.js';
+import { emptyState, type Device } from '../../src/control-plane/state.js';
 import { listen, type Listening } from '../../src/http/index.js';
 import { createSignerApp, type SignerAppDeps } from '../../src/signer/app.js';
 import { makeWorld, type World } from '../signer/helpers.js';
@@ -36,8 +36,17 @@ export interface Rig {
  * @param front what stands before the signer app (default: nothing); e.g. a signer from before
  *   restrictions existed, which answers 404 on /restrictions.
  */
-export async function setupRig(policy: (wallet: string) => PolicySet, front?: (signerApp: Hono) => Hono): Promise<Rig> {
-  const w = await makeWorld({ policy });
+export interface RigOptions {
+  /** The wallet's lifetime in the signer's trust file and in the control plane's state. */
+  lifetime?: IntentLifetimeInput;
+  /** Devices paired besides the three approvers. */
+  devices?: Device[];
+  /** Session idle and absolute lifetime (tests that move the clock by hours). */
+  sessionSeconds?: number;
+}
+
+export async function setupRig(policy: (wallet: string) => PolicySet, front?: (signerApp: Hono) => Hono, options: RigOptions = {}): Promise<Rig> {
+  const w = await makeWorld({ policy, ...(options.lifetime ? { lifetime: options.lifetime } : {}) });
   const deps = { ...w.deps, token: TOKEN } as SignerAppDeps;
   Object.defineProperty(deps, 'state', { get: () => w.state });
   const app = createSignerApp(deps);
@@ -54,12 +63,13 @@ export async function setupRig(policy: (wallet: string) => PolicySet, front?: (s
       ...emptyState(),
       wallets: [w.wallet],
       policies: [w.policy],
-      devices: w.approvers.map((a) => ({ id: a.id, role: 'approver' as const, label: a.id, public_key: a.publicKeyHex, paired_at: w.clock.now - 60, revoked_at: null })),
+      devices: [...w.approvers.map((a) => ({ id: a.id, role: 'approver' as const, label: a.id, public_key: a.publicKeyHex, paired_at: w.clock.now - 60, revoked_at: null })), ...(options.devices ?? [])],
+      ...(options.lifetime ? { lifetimes: { [w.wallet.wallet]: options.lifetime } } : {}),
       // Only the first member has a signer here.
       signers: { [w.signerAddress]: { url, token: TOKEN, label: 'signer-A' } },
     },
   });
-  const start = () => startControlPlane({ stateDir: dir, drivers: [w.driver], now: () => w.clock.now, confirmAttempts: 1, confirmDelayMs: 1 });
+  const start = () => startControlPlane({ stateDir: dir, drivers: [w.driver], now: () => w.clock.now, confirmAttempts: 1, confirmDelayMs: 1, expirySweepMs: 0, ...(options.sessionSeconds ? { sessionIdleSeconds: options.sessionSeconds, sessionAbsoluteSeconds: options.sessionSeconds } : {}) });
   let running: RunningControlPlane = await start();
   const r: Rig = {
     w,

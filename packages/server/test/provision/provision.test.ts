@@ -94,6 +94,19 @@ describe('vault provision', () => {
     for (const t of [trustA, trustB]) expect(parseTrust(JSON.parse(readFileSync(t, 'utf8'))).wallet('ops')?.maxFee).toBe(90071992547409930n);
   });
 
+  it('writes the lifetime to the state file and every trust file, so both services enforce the same', async () => {
+    const lifetime = { ttl_seconds: 86400, approval_max_age_seconds: 3600 };
+    await provision(config({}, { lifetime }), dir);
+    expect(readStateFile(join(stateDir, 'state.json')).lifetimes).toEqual({ ops: lifetime });
+    for (const t of [trustA, trustB]) expect(parseTrust(JSON.parse(readFileSync(t, 'utf8'))).wallet('ops')?.lifetime).toEqual(lifetime);
+    // A re-run that names none keeps it, on both sides.
+    const [again] = await provision(config(), dir);
+    expect(again?.written).toEqual([]);
+    expect(parseTrust(JSON.parse(readFileSync(trustB, 'utf8'))).wallet('ops')?.lifetime).toEqual(lifetime);
+    // One the state cannot hold is refused by the config schema, naming the field.
+    expect(() => config({}, { lifetime: { ttl_seconds: 5 } })).toThrow(/ttl_seconds/);
+  });
+
   it('re-running is safe: the stored descriptor goes to the provisioner as existing, nothing changes, no file is rewritten', async () => {
     const [first] = await provision(config(), dir);
     const before = [readFileSync(join(stateDir, 'state.json'), 'utf8'), readFileSync(trustA, 'utf8')];

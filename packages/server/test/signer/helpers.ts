@@ -14,6 +14,7 @@ import {
   toHex,
   type ChainDriver,
   type ChainSigner,
+  type IntentLifetimeInput,
   type IntentRequest,
   type PolicySet,
   type SignRequest,
@@ -125,7 +126,7 @@ export interface World {
   cleanup(): void;
 }
 
-export async function makeWorld(options: { diskState?: boolean; policy?: (walletId: string) => PolicySet; scope?: KeyScope; trustKeys?: TrustFile['keys']; payloadFate?: boolean; registry?: TrustFile['assets']; burned?: string[] } = {}): Promise<World> {
+export async function makeWorld(options: { diskState?: boolean; policy?: (walletId: string) => PolicySet; scope?: KeyScope; trustKeys?: TrustFile['keys']; payloadFate?: boolean; registry?: TrustFile['assets']; burned?: string[]; lifetime?: IntentLifetimeInput } = {}): Promise<World> {
   const ledger = new MemoryLedger();
   const keystoreDir = join(tempDir(), 'keys');
   const stateDir = join(options.diskState ? mkdtempSync(join(tmpdir(), 'vault-signer-')) : tempDir(), 'state');
@@ -143,7 +144,7 @@ export async function makeWorld(options: { diskState?: boolean; policy?: (wallet
   const trustFile: TrustFile = {
     format: 'vault-signer-trust',
     version: 1,
-    wallets: [{ descriptor: wallet, policy_digest: policyDigest(policy) }],
+    wallets: [{ descriptor: wallet, policy_digest: policyDigest(policy), ...(options.lifetime ? { lifetime: options.lifetime } : {}) }],
     approvers: approvers.map((a) => ({ id: a.id, public_key: a.publicKeyHex, weight: 1 })),
     ...(options.trustKeys ? { keys: options.trustKeys } : {}),
     assets: options.registry ?? { assets: [], reserved: ['USDC'] },

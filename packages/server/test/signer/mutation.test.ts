@@ -17,11 +17,12 @@
  * Two changes are not tamperings the signer can see, and are generated as benign on purpose:
  * reordering approvals, and moving created_at (not covered by the intent id) for an amount no
  * timelock applies to, as long as the approvals are not then dated before the claimed creation
- * (stale: refused at the approvals step). A destination that is not an address of the chain is
+ * (stale: refused at the approvals step) and the claim is not a time to live back (expired:
+ * policy_denied, the claim only ever makes the intent older). A destination that is not an address of the chain is
  * not an intent the control plane could have created: intent_tampered, re-hashed or not. `network_id` is not generated: the memory ledger's payload has no network
  * id, so the memory driver ignores it (a real XRPL driver puts NetworkID in the payload).
  */
-import { APPROVAL_CLOCK_SKEW_SECONDS, fromHex, intentId, policyDigest, signApproval, verifyEd25519, verifyReceiptChain, type RefusalReason, type SignRequest } from '@vault/sdk';
+import { APPROVAL_CLOCK_SKEW_SECONDS, DEFAULT_INTENT_TTL_SECONDS, earliestKnownAt, fromHex, intentExpiresAt, intentId, isExpired, policyDigest, signApproval, verifyEd25519, verifyReceiptChain, type RefusalReason, type SignRequest } from '@vault/sdk';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyAndSign } from '../../src/signer/sign.js';
@@ -239,6 +240,10 @@ function tamper(req: SignRequest, fields: readonly Field[], p: Params): RefusalR
 
   // Approvals dated before the claimed creation (beyond the skew) are stale.
   const stale = req.approvals.some((a) => a.at < req.intent.created_at - APPROVAL_CLOCK_SKEW_SECONDS);
+  // A claimed creation a time to live back is expired, whatever else holds: the signer counts the
+  // time to live from the earliest fact it has (the claim, its first sight, the approvals' dates).
+  const since = earliestKnownAt({ claimed: req.intent.created_at, firstSeen: w.state.firstSeen(req.intent.id), approvals: req.approvals });
+  const expired = isExpired(intentExpiresAt(since, DEFAULT_INTENT_TTL_SECONDS), w.clock.now);
 
   // The contract's order.
   if (intentChanged && (!p.rehash || notAnAddress)) return 'intent_tampered';
@@ -246,6 +251,7 @@ function tamper(req: SignRequest, fields: readonly Field[], p: Params): RefusalR
   if (intentChanged) return 'approvals'; // re-hashed: every approval is for the original intent
   if (approvalsEffect === 'approvals' || stale) return 'approvals';
   if (approvalsEffect === 'rejected') return 'rejected';
+  if (expired) return 'policy_denied';
   if (approvalsEffect === 'policy_denied' || protectEffect === 'policy_denied') return 'policy_denied';
   if (protectEffect === 'protected') return 'protected';
   if (digestChanged) return 'digest_mismatch';

@@ -5,7 +5,7 @@ export const DEFAULT_VELOCITY_WINDOW = 86400;
 
 /**
  * daily_velocity_cap: deny when this amount plus the wallet's outflows of the same asset in the
- * rolling window (not denied or failed) exceed `limit`. Reaching the limit exactly is allowed.
+ * rolling window (not denied, failed, cancelled or expired) exceed `limit`. Reaching the limit exactly is allowed.
  * Intents not yet executed count (they are committed: counting them only once executed would let
  * several allowed intents together pass the cap); the refusal says how much of the count is
  * executed and how much is pending, so "already spent" never names money still in the wallet.
