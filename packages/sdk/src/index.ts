@@ -28,6 +28,7 @@ export { parseInitiator, formatIdentity, sameIdentity, isInitiator, approverIden
 export { normalizeDestination } from './destination.js';
 export { formatUnits } from './units.js';
 export * from './receipts.js';
+export * from './webhooks.js';
 export * from './policy/index.js';
 export * from './guards.js';
 export * from './driver/index.js';
