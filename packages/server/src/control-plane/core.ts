@@ -12,6 +12,9 @@ import { importPlugin, type PluginModule } from '../plugins.js';
 import type { ReceiptSigner } from './secrets.js';
 import { canonicalJson, readStateFile, type DriverEntry, type StateFile } from './state.js';
 import type { IntentStore } from './store.js';
+import type { EventFeed } from './webhooks/feed.js';
+import type { Resolver } from './webhooks/send.js';
+import type { RetrySchedule } from './webhooks/dispatcher.js';
 import { Writer } from './writer.js';
 
 export const STATE_FILE = 'state.json';
@@ -42,6 +45,12 @@ export interface ControlPlaneOptions {
   resumeOnStart?: boolean;
   /** Timeout of one signer call (default 15 s). */
   signerTimeoutMs?: number;
+  /** The event log webhooks deliver from. Absent: endpoints can be managed, nothing is delivered. */
+  events?: EventFeed;
+  /** DNS for webhook hosts (tests of DNS rebinding); the system resolver by default. */
+  webhookResolver?: Resolver;
+  /** Webhook retry delays (default 5 s doubling to 1 h, with jitter); the horizon is in state.json. */
+  webhookRetry?: Partial<RetrySchedule>;
 }
 
 /** A tiny async mutex per key: concurrent executes of one intent run one after the other. */
