@@ -174,14 +174,14 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
     const body = await readJson(c, CreateWebhookRequestSchema, 'webhook', SMALL_BODY_LIMIT);
     return c.json(await cp.webhooks.create(body));
   });
-  app.get('/webhooks', session, (c) => c.json({ webhooks: cp.webhooks.list() }));
+  app.get('/webhooks', session, async (c) => c.json({ webhooks: await cp.webhooks.list() }));
   app.delete('/webhooks/:id', session, async (c) => c.json(await cp.webhooks.remove(param(c, 'id', WebhookIdSchema))));
-  app.get('/webhooks/:id/deliveries', session, (c) => {
+  app.get('/webhooks/:id/deliveries', session, async (c) => {
     const id = param(c, 'id', WebhookIdSchema);
     const q = c.req.query('limit');
     const limit = q === undefined ? 100 : parseWith(LimitSchema, q, 'limit');
     const st = c.req.query('state');
-    return c.json(cp.webhooks.deliveries(id, limit, st === undefined ? undefined : parseWith(DeliveryStateSchema, st, 'state')));
+    return c.json(await cp.webhooks.deliveries(id, limit, st === undefined ? undefined : parseWith(DeliveryStateSchema, st, 'state')));
   });
   app.post('/webhooks/:id/deliveries/:delivery/resend', session, async (c) =>
     c.json(await cp.webhooks.resend(param(c, 'id', WebhookIdSchema), param(c, 'delivery', EventIdSchema))),

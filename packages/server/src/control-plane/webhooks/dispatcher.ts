@@ -345,12 +345,17 @@ export class WebhookDispatcher {
 
   // ---------------------------------------------------------------- reads and operator actions
 
-  /** Newest first, across states (or one state), at most `limit`. */
+  /** Resolves once every write issued so far is committed (reads after it see them). */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.#writes]);
+  }
+
+  /** Newest first, across states (or one state), at most `limit`, as committed (see settled()). */
   deliveries(endpointId: string, limit: number, state?: DeliveryState): DeliveryRecord[] {
     const spaces: Space[] = state ? [SPACE[state]] : ['p', 'h', 'x'];
     const all: DeliveryRecord[] = [];
     for (const s of spaces) {
-      for (const { value } of this.#db.getRange({ start: [s, endpointId, Number.MAX_SAFE_INTEGER], end: [s, endpointId, 0], reverse: true, limit })) {
+      for (const { value } of this.#db.getRange({ start: [s, endpointId, Number.MAX_SAFE_INTEGER], end: [s, endpointId, -1], reverse: true, limit })) {
         all.push(value as DeliveryRecord);
       }
     }

@@ -158,7 +158,8 @@ export class Webhooks {
   }
 
   /** GET /webhooks. */
-  list(): Record<string, unknown>[] {
+  async list(): Promise<Record<string, unknown>[]> {
+    await this.dispatcher.settled();
     return this.#core.state.webhooks.endpoints.map((e) => publicEndpoint(e, this.dispatcher.counts(e.id)));
   }
 
@@ -181,8 +182,9 @@ export class Webhooks {
   }
 
   /** GET /webhooks/{id}/deliveries: newest first. */
-  deliveries(id: string, limit: number, state?: DeliveryState): Record<string, unknown> {
+  async deliveries(id: string, limit: number, state?: DeliveryState): Promise<Record<string, unknown>> {
     this.#endpoint(id);
+    await this.dispatcher.settled();
     return { webhook: id, deliveries: this.dispatcher.deliveries(id, limit, state).map(publicDelivery) };
   }
 
