@@ -396,10 +396,11 @@ describe('webhook delivery', () => {
     const ctx = await setup({ webhooks: ALLOW_LOOPBACK });
     let up = false;
     const rx = await receiver(() => (up ? 200 : 503));
-    const { secret } = await create(ctx, rx.url);
+    const { id: hook, secret } = await create(ctx, rx.url);
     const sent = [];
     for (let i = 0; i < 5; i++) sent.push(ctx.feed.append({ type: 'intent.created', subject: { intent: `int_${i}` } }));
-    await ctx.until(() => new Set(rx.hits.map((h) => h.headers['webhook-id'])).size === 5, 0, 'first attempts');
+    // Each first attempt answered and recorded (an attempt cut off by the shutdown would simply be sent again).
+    await ctx.until(() => sent.every((e) => (ctx.running.cp.webhooks.dispatcher.find(hook, e.seq)?.attempt_count ?? 0) >= 1), 0, 'first attempts');
     const before = new Set(rx.hits.map((h) => String(h.headers['webhook-id'])));
     await ctx.running.close();
     // Appended while the control plane is down: read from the log after the restart.
@@ -412,7 +413,6 @@ describe('webhook delivery', () => {
     expect([...before].sort()).toEqual(sent.map((e) => e.id).sort());
     expect([...accepted()].sort()).toEqual([...sent, whileDown].map((e) => e.id).sort());
     for (const h of rx.hits) expect(() => verifiedWithStandardWebhooks(secret, h)).not.toThrow();
-    const hook = (await ctx.api('GET', '/webhooks')).body.webhooks[0].id;
     await ctx.until(() => ctx.running.cp.webhooks.dispatcher.counts(hook).pending === 0, 0, 'all recorded');
     const d = (await ctx.api('GET', `/webhooks/${hook}/deliveries`)).body.deliveries;
     expect(d.map((x: { id: string }) => x.id).sort()).toEqual([...sent, whileDown].map((e) => e.id).sort());
@@ -438,6 +438,36 @@ describe('webhook delivery', () => {
     const big = d.find((x) => x.id === 'evt_0000000000000001')!;
     expect(big.attempts[0]!.status).toBe(500);
     expect(big.attempts[0]!.excerpt!.length).toBeLessThanOrEqual(256);
+  });
+
+  it('a log that refuses a read or answers out of order skips nothing: delivery waits, and resumes with the next append', async () => {
+    const ctx = await setup({ webhooks: ALLOW_LOOPBACK });
+    const rx = await receiver();
+    const { id } = await create(ctx, rx.url);
+    const first = ctx.feed.append({ type: 'intent.created', subject: { intent: 'a' } });
+    await ctx.until(() => rx.hits.length === 1, 0, 'first delivery');
+    // The log misbehaves: a refused read, then a page that goes backwards.
+    const realAfter = ctx.feed.after.bind(ctx.feed);
+    let mode: 'throw' | 'backwards' | 'ok' = 'throw';
+    ctx.feed.after = (seq: number, limit: number) => {
+      if (mode === 'throw') throw new RangeError('log unavailable');
+      if (mode === 'backwards') return realAfter(seq - 1, limit);
+      return realAfter(seq, limit);
+    };
+    const second = ctx.feed.append({ type: 'intent.created', subject: { intent: 'b' } });
+    await ctx.until(() => ctx.logs.some((l) => l.includes('webhook_feed_failed')), 0, 'the refused read');
+    expect(rx.hits).toHaveLength(1);
+    mode = 'ok';
+    const third = ctx.feed.append({ type: 'intent.created', subject: { intent: 'c' } });
+    await ctx.until(() => rx.hits.length === 3, 0, 'the rest');
+    expect(rx.hits.map((h) => h.headers['webhook-id'])).toEqual([first.id, second.id, third.id]);
+    // A page that goes backwards stops this endpoint's reading (logged) rather than guessing.
+    mode = 'backwards';
+    ctx.feed.append({ type: 'intent.created', subject: { intent: 'd' } });
+    await ctx.until(() => ctx.logs.some((l) => l.includes('webhook_feed_out_of_order')), 0, 'the out-of-order page');
+    await new Promise((r) => setTimeout(r, 50));
+    expect(rx.hits).toHaveLength(3);
+    expect(ctx.running.cp.webhooks.dispatcher.counts(id).pending).toBe(0);
   });
 
   it('a sealed secret that does not open refuses the start (nothing is sent unsigned)', async () => {
@@ -503,6 +533,8 @@ describe('webhook SSRF', () => {
     expect(resolve.calls).toEqual(['hooks.example.com', 'hooks.example.com']);
     await ctx.until(() => ctx.running.cp.webhooks.dispatcher.deliveries(id, 1)[0]!.attempt_count === 3, 7, 'more attempts');
     expect(rx.hits).toHaveLength(0);
+    // One resolution per attempt (plus creation's): what is checked is what is connected to.
+    expect(resolve.calls).toHaveLength(4);
   });
 
   it('attack: a name with one public and one loopback address is refused whole', async () => {

@@ -160,7 +160,13 @@ export class WebhookDispatcher {
     this.#scheduled = true;
     setImmediate(() => {
       this.#scheduled = false;
-      this.#pass();
+      try {
+        this.#pass();
+      } catch (e) {
+        // Never a crash of the control plane: logged, and looked at again shortly.
+        this.#o.log({ event: 'webhook_fault', error: e instanceof Error ? e.name : 'unknown' });
+        if (!this.#closed) setTimeout(() => this.kick(), 1000).unref();
+      }
     });
   }
 
@@ -216,7 +222,15 @@ export class WebhookDispatcher {
     const feed = this.#o.feed;
     if (!feed || !st.more || st.broken || st.open.size >= WINDOW) return;
     const limit = Math.min(BATCH, WINDOW - st.open.size);
-    const events = feed.after(st.cursor, limit);
+    let events: VaultEvent[];
+    try {
+      events = feed.after(st.cursor, limit);
+    } catch (e) {
+      // The log refused the read: nothing is skipped; the next append (or a restart) tries again.
+      this.#o.log({ event: 'webhook_feed_failed', endpoint: ep.id, error: e instanceof Error ? e.name : 'unknown' });
+      st.more = false;
+      return;
+    }
     const now = this.#o.now();
     const fresh: DeliveryRecord[] = [];
     let last = st.cursor;
@@ -258,7 +272,13 @@ export class WebhookDispatcher {
   #start(ep: WebhookEndpoint, st: Endpoint, r: DeliveryRecord, cfg: WebhooksConfig): void {
     st.inflight.add(r.seq);
     this.#inflight += 1;
-    const run = this.#attempt(ep, r, cfg)
+    const at = this.#o.now();
+    const run = this.#attempt(ep, r, cfg, at)
+      .catch((e: unknown): AttemptResult & { at: number } => {
+        // A fault is a failed attempt like any other (recorded, backed off), never a tight loop.
+        this.#o.log({ event: 'webhook_fault', endpoint: ep.id, error: e instanceof Error ? e.name : 'unknown' });
+        return { ok: false, status: null, error: 'fault', excerpt: null, ms: 0, at };
+      })
       .then((res) => {
         // Removed or closed meanwhile: the outcome is not written (a restart sends it again).
         if (this.#closed || this.#eps.get(ep.id) !== st) return;
@@ -274,8 +294,7 @@ export class WebhookDispatcher {
     this.#running.add(run);
   }
 
-  async #attempt(ep: WebhookEndpoint, r: DeliveryRecord, cfg: WebhooksConfig): Promise<AttemptResult & { at: number }> {
-    const at = this.#o.now();
+  async #attempt(ep: WebhookEndpoint, r: DeliveryRecord, cfg: WebhooksConfig, at: number): Promise<AttemptResult & { at: number }> {
     const secret = this.#o.secret(ep);
     // No secret, no delivery: an unsigned (or wrongly signed) event is never sent.
     if (secret === null) return { ok: false, status: null, error: 'secret_unreadable', excerpt: null, ms: 0, at };

@@ -103,17 +103,23 @@ export async function sendOnce(url: string, headers: Record<string, string>, bod
         resolve(r);
       }
     };
-    const req = (https ? httpsRequest : httpRequest)({
-      // The checked address: no second resolution (see the module note).
-      host: target.address,
-      port: u.port === '' ? (https ? 443 : 80) : Number(u.port),
-      path: `${u.pathname}${u.search}`,
-      method: 'POST',
-      ...(https && isIP(name) === 0 ? { servername: name } : {}),
-      headers: { ...headers, host: u.host, 'content-type': 'application/json', 'content-length': String(payload.length), 'user-agent': 'vault-webhooks/1' },
-      agent: o.agents ? (https ? o.agents.https : o.agents.http) : false,
-      signal,
-    });
+    let req: ReturnType<typeof httpRequest>;
+    try {
+      req = (https ? httpsRequest : httpRequest)({
+        // The checked address: no second resolution (see the module note).
+        host: target.address,
+        port: u.port === '' ? (https ? 443 : 80) : Number(u.port),
+        path: `${u.pathname}${u.search}`,
+        method: 'POST',
+        ...(https && isIP(name) === 0 ? { servername: name } : {}),
+        headers: { ...headers, host: u.host, 'content-type': 'application/json', 'content-length': String(payload.length), 'user-agent': 'vault-webhooks/1' },
+        agent: o.agents ? (https ? o.agents.https : o.agents.http) : false,
+        signal,
+      });
+    } catch {
+      done(fail('bad_request', t0));
+      return;
+    }
     req.on('error', (e) => done(fail(errorCode(e), t0)));
     req.on('response', (res: IncomingMessage) => {
       const status = res.statusCode ?? 0;
