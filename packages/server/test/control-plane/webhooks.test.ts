@@ -3,7 +3,7 @@
  * file-backed feed (fixtures/file-feed.ts). Receivers check signatures with the `standardwebhooks`
  * package, an implementation we did not write.
  */
-import { verifyWebhook } from '@vault/sdk';
+import { verifyWebhook, type VaultEvent } from '@vault/sdk';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -264,7 +264,7 @@ describe('webhook delivery', () => {
     });
     const { id: hook, secret } = await create(ctx, rx.url);
     const subjects = [{ intent: 'int_a', wallet: 'w1' }, { intent: 'int_b', wallet: 'w2' }, { device: 'dev_1' }];
-    const sent = [];
+    const sent: VaultEvent[] = [];
     for (let i = 0; i < 9; i++) sent.push(ctx.feed.append({ type: 'intent.status_changed', subject: subjects[i % 3]!, data: { i } }));
     // Back-off is 5 s doubling with jitter: moving the clock 7 s a step reaches every retry.
     await ctx.until(() => new Set(rx.hits.filter((h) => failures.get(String(h.headers['webhook-id']))! > N).map((h) => h.headers['webhook-id'])).size === 9, 7, 'all events accepted');
@@ -397,7 +397,7 @@ describe('webhook delivery', () => {
     let up = false;
     const rx = await receiver(() => (up ? 200 : 503));
     const { id: hook, secret } = await create(ctx, rx.url);
-    const sent = [];
+    const sent: VaultEvent[] = [];
     for (let i = 0; i < 5; i++) sent.push(ctx.feed.append({ type: 'intent.created', subject: { intent: `int_${i}` } }));
     // Each first attempt answered and recorded (an attempt cut off by the shutdown would simply be sent again).
     await ctx.until(() => sent.every((e) => (ctx.running.cp.webhooks.dispatcher.find(hook, e.seq)?.attempt_count ?? 0) >= 1), 0, 'first attempts');

@@ -18,7 +18,8 @@
 import { canonicalize, signWebhook, type VaultEvent } from '@vault/sdk';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import type { Database, RootDatabase } from 'lmdb';
+import type { Database } from 'lmdb';
+import type { IntentStore } from '../store.js';
 import { typeMatches, type WebhookEndpoint, type WebhooksConfig } from './config.js';
 import type { EventFeed } from './feed.js';
 import { sendOnce, systemResolver, type AttemptResult, type Resolver } from './send.js';
@@ -89,8 +90,8 @@ interface Endpoint {
 }
 
 export interface DispatcherOptions {
-  /** The control plane's LMDB environment. */
-  root: RootDatabase;
+  /** The control plane's store: delivery state goes in its LMDB environment (lmdb's types stay out of the declarations). */
+  store: IntentStore;
   feed: EventFeed | null;
   /** The webhooks section of the state in force (read on every pass: reloads take effect). */
   config: () => WebhooksConfig;
@@ -138,7 +139,7 @@ export class WebhookDispatcher {
 
   constructor(o: DispatcherOptions) {
     this.#o = o;
-    this.#db = o.root.openDB<unknown, (string | number)[]>({ name: 'webhooks' });
+    this.#db = o.store.root.openDB<unknown, (string | number)[]>({ name: 'webhooks' });
     this.#resolve = o.resolve ?? systemResolver;
     this.#retry = { ...DEFAULT_RETRY, ...o.retry };
     this.#random = o.random ?? Math.random;

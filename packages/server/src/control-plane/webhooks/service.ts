@@ -68,7 +68,7 @@ export class Webhooks {
     this.#feed = options.feed ?? null;
     this.#resolve = options.resolve ?? systemResolver;
     this.dispatcher = new WebhookDispatcher({
-      root: core.store.root,
+      store: core.store,
       feed: this.#feed,
       config: () => core.state.webhooks,
       secret: (e) => this.#secret(e),
