@@ -531,10 +531,11 @@ describe('webhook SSRF', () => {
     expect(d.state).toBe('pending');
     // Resolved once per attempt, and the request never reached the loopback receiver.
     expect(resolve.calls).toEqual(['hooks.example.com', 'hooks.example.com']);
-    await ctx.until(() => ctx.running.cp.webhooks.dispatcher.deliveries(id, 1)[0]!.attempt_count === 3, 7, 'more attempts');
+    await ctx.until(() => ctx.running.cp.webhooks.dispatcher.deliveries(id, 1)[0]!.attempt_count >= 3, 7, 'more attempts');
+    await ctx.running.cp.webhooks.dispatcher.settled();
     expect(rx.hits).toHaveLength(0);
     // One resolution per attempt (plus creation's): what is checked is what is connected to.
-    expect(resolve.calls).toHaveLength(4);
+    expect(resolve.calls).toHaveLength(ctx.running.cp.webhooks.dispatcher.deliveries(id, 1)[0]!.attempt_count + 1);
   });
 
   it('attack: a name with one public and one loopback address is refused whole', async () => {
@@ -571,7 +572,7 @@ describe('webhook SSRF', () => {
     const ctx = await setup({ webhooks: { allow_networks: ['127.0.0.1/32'] } });
     const { id } = await create(ctx, outer.url);
     ctx.feed.append({ type: 'intent.created', subject: { intent: 'i' } });
-    await ctx.until(() => ctx.running.cp.webhooks.dispatcher.deliveries(id, 1)[0]?.attempt_count === 2, 7, 'attempts');
+    await ctx.until(() => (ctx.running.cp.webhooks.dispatcher.deliveries(id, 1)[0]?.attempt_count ?? 0) >= 2, 7, 'attempts');
     const d = ctx.running.cp.webhooks.dispatcher.deliveries(id, 1)[0]!;
     expect(d.attempts[0]).toMatchObject({ status: 307, error: 'redirect_not_followed' });
     expect(d.state).toBe('pending');
