@@ -48,6 +48,8 @@ export const EVENT_TYPES = {
   'device.paired': 'a device was paired',
   'device.revoked': 'a device was revoked',
   'state.reloaded': 'the configuration (state file) was reloaded',
+  'webhook.created': 'a webhook endpoint was added (its origin and event types; never its URL path or secret)',
+  'webhook.deleted': 'a webhook endpoint was removed',
 } as const;
 export type EventType = keyof typeof EVENT_TYPES;
 
@@ -121,6 +123,14 @@ const PROJECTIONS: Record<string, Project> = {
   'state.reloaded': (r, b) => {
     if (typeof b['state_digest'] !== 'string') throw new InternalError('receipt state.reloaded has no state_digest');
     return [draft(r, 'state.reloaded', { state: b['state_digest'] }, { state_digest: b['state_digest'] })];
+  },
+  'webhook.created': (r, b) => {
+    if (typeof b['id'] !== 'string') throw new InternalError('receipt webhook.created names no endpoint');
+    return [draft(r, 'webhook.created', { webhook: b['id'] }, pick(b, ['id', 'origin', 'types']))];
+  },
+  'webhook.deleted': (r, b) => {
+    if (typeof b['id'] !== 'string') throw new InternalError('receipt webhook.deleted names no endpoint');
+    return [draft(r, 'webhook.deleted', { webhook: b['id'] }, { id: b['id'] })];
   },
 };
 

@@ -31,6 +31,7 @@ export { normalizeDestination } from './destination.js';
 export { formatUnits } from './units.js';
 export * from './receipts.js';
 export * from './events.js';
+export * from './webhooks.js';
 export * from './policy/index.js';
 export * from './guards.js';
 export * from './driver/index.js';

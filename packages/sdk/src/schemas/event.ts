@@ -40,8 +40,12 @@ export const EventSubjectSchema = z
     wallet: boundedString(128).optional(),
     device: boundedString(128).optional(),
     state: DigestSchema.optional(),
+    webhook: boundedString(128).optional(),
   })
-  .refine((s) => s.intent !== undefined || s.wallet !== undefined || s.device !== undefined || s.state !== undefined, 'subject names no intent, wallet, device or state');
+  .refine(
+    (s) => s.intent !== undefined || s.wallet !== undefined || s.device !== undefined || s.state !== undefined || s.webhook !== undefined,
+    'subject names no intent, wallet, device, state or webhook',
+  );
 
 export const VaultEventSchema = z.strictObject({
   id: EventIdSchema,

@@ -27,8 +27,9 @@ import { z } from 'zod';
 import { createServiceApp, errorResponse, readJson } from '../http/app.js';
 import { bearerToken } from '../http/auth.js';
 import { eventStream } from './event-stream.js';
-import { openApiDocument, SnapshotRequestSchema, UnlockRequestSchema } from './openapi.js';
+import { CreateWebhookRequestSchema, openApiDocument, SnapshotRequestSchema, UnlockRequestSchema } from './openapi.js';
 import { publicIntent, type ControlPlane } from './service.js';
+import { WebhookIdSchema } from './webhooks/config.js';
 
 export const INTENT_BODY_LIMIT = 320 * 1024;
 export const SMALL_BODY_LIMIT = 16 * 1024;
@@ -46,6 +47,7 @@ const QR_QUIET_ZONE = 4;
 const QR_MIN_WIDTH_PX = 256;
 const LimitSchema = z.string().regex(/^[0-9]{1,4}$/, 'limit must be an integer 1..1000').transform(Number).refine((n) => n >= 1 && n <= 1000, 'limit must be an integer 1..1000');
 const WalletIdSchema = z.string().min(1).max(128);
+const DeliveryStateSchema = z.enum(['pending', 'delivered', 'dead']);
 const DeviceIdSchema = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'device id: 1..128 of A-Z a-z 0-9 . _ : -');
 
 /** GET /events: page size when none is asked for, and the most one page holds. */
@@ -93,6 +95,8 @@ export function logPath(path: string): string {
     .replace(/^\/devices\/[^/]+/, '/devices/{id}')
     .replace(/^\/wallets\/[^/]+\/reconcile$/, '/wallets/{id}/reconcile')
     .replace(/^\/policy\/.+$/, '/policy/{wallet}')
+    .replace(/^\/webhooks\/[^/]+\/deliveries\/[^/]+/, '/webhooks/{id}/deliveries/{delivery}')
+    .replace(/^\/webhooks\/[^/]+/, '/webhooks/{id}')
     .slice(0, 64);
 }
 
@@ -255,6 +259,24 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
   });
   app.get('/devices', session, (c) => c.json({ devices: cp.devices() }));
   app.post('/devices/:id/revoke', session, async (c) => c.json(await cp.revokeDevice(param(c, 'id', DeviceIdSchema))));
+
+
+  app.post('/webhooks', session, async (c) => {
+    const body = await readJson(c, CreateWebhookRequestSchema, 'webhook', SMALL_BODY_LIMIT);
+    return c.json(await cp.webhooks.create(body));
+  });
+  app.get('/webhooks', session, async (c) => c.json({ webhooks: await cp.webhooks.list() }));
+  app.delete('/webhooks/:id', session, async (c) => c.json(await cp.webhooks.remove(param(c, 'id', WebhookIdSchema))));
+  app.get('/webhooks/:id/deliveries', session, async (c) => {
+    const id = param(c, 'id', WebhookIdSchema);
+    const q = c.req.query('limit');
+    const limit = q === undefined ? 100 : parseWith(LimitSchema, q, 'limit');
+    const st = c.req.query('state');
+    return c.json(await cp.webhooks.deliveries(id, limit, st === undefined ? undefined : parseWith(DeliveryStateSchema, st, 'state')));
+  });
+  app.post('/webhooks/:id/deliveries/:delivery/resend', session, async (c) =>
+    c.json(await cp.webhooks.resend(param(c, 'id', WebhookIdSchema), param(c, 'delivery', EventIdSchema))),
+  );
 
   return app;
 }

@@ -12,6 +12,9 @@ import { importPlugin, type PluginModule } from '../plugins.js';
 import type { ReceiptSigner } from './secrets.js';
 import { canonicalJson, readStateFile, type DriverEntry, type StateFile } from './state.js';
 import type { IntentStore } from './store.js';
+import type { EventFeed } from './webhooks/feed.js';
+import type { Resolver } from './webhooks/send.js';
+import type { RetrySchedule } from './webhooks/dispatcher.js';
 import { Writer } from './writer.js';
 
 export const STATE_FILE = 'state.json';
@@ -50,6 +53,12 @@ export interface ControlPlaneOptions {
   eventStreamsMax?: number;
   /** How often the expiry sweep runs, ms (default 60 000; 0 turns it off). */
   expirySweepMs?: number;
+  /** The event log webhooks deliver from (tests inject one). Absent: the control plane's own log. */
+  events?: EventFeed;
+  /** DNS for webhook hosts (tests of DNS rebinding); the system resolver by default. */
+  webhookResolver?: Resolver;
+  /** Webhook retry delays (default 5 s doubling to 1 h, with jitter); the horizon is in state.json. */
+  webhookRetry?: Partial<RetrySchedule>;
 }
 
 /** A tiny async mutex per key: concurrent executes of one intent run one after the other. */

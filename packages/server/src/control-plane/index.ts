@@ -26,3 +26,5 @@ export { SessionStore, SESSION_IDLE_SECONDS, SESSION_ABSOLUTE_SECONDS } from './
 export { IntentStore, type IntentRecord } from './store.js';
 export { ExecuteRefusedError, EXECUTE_STAGES, type ExecuteStage } from './errors.js';
 export { hashPassphrase, verifyPassphrase, ReceiptSigner } from './secrets.js';
+export type { EventFeed } from './webhooks/feed.js';
+export type { WebhooksConfig, WebhookEndpoint } from './webhooks/config.js';

@@ -5,12 +5,19 @@
  */
 import { PairClaimRequestSchema, PairCreateRequestSchema, jsonSchemas } from '@vault/sdk';
 import { z } from 'zod';
+import { EventTypeFilterSchema, WebhookUrlSchema } from './webhooks/config.js';
 
 export const UnlockRequestSchema = z.strictObject({ passphrase: z.string().min(1, 'passphrase is required').max(1024) });
 export const SnapshotRequestSchema = z.strictObject({ wallet: z.string().min(1).max(128).optional() });
+/** POST /webhooks. `types` empty or absent: every event type. */
+export const CreateWebhookRequestSchema = z.strictObject({
+  url: WebhookUrlSchema,
+  types: z.array(EventTypeFilterSchema).max(64).optional(),
+  description: z.string().max(256).optional(),
+});
 
 interface Op {
-  method: 'get' | 'post';
+  method: 'get' | 'post' | 'delete';
   path: string;
   summary: string;
   auth: boolean;
@@ -32,6 +39,8 @@ const EVENT_FILTERS = [
   { name: 'wallet', in: 'query' as const, schema: { type: 'string' }, description: 'Only events whose subject is this wallet' },
   { name: 'intent', in: 'query' as const, schema: { type: 'string', pattern: '^int_[0-9a-f]{64}$' }, description: 'Only events whose subject is this intent' },
 ];
+const WEBHOOK_ID = idParam('id', '^wh_[0-9a-f]{24}$');
+const DELIVERY_ID = idParam('delivery', '^evt_[0-9]{16}$');
 
 /** Every endpoint of interface.md's control-plane table. */
 export const ROUTES: readonly Op[] = [
@@ -72,6 +81,19 @@ export const ROUTES: readonly Op[] = [
     params: [...EVENT_FILTERS, { name: 'Last-Event-ID', in: 'header', schema: EVENT_ID, description: 'Resume after this event (wins over after)' }],
     errors: [400, 503],
   },
+  { method: 'post', path: '/webhooks', summary: 'Add a webhook endpoint; the answer holds its secret, shown this once', auth: true, body: 'CreateWebhookRequest', ok: 'Object', errors: [400] },
+  { method: 'get', path: '/webhooks', summary: 'Webhook endpoints (never their secrets)', auth: true, ok: 'Object' },
+  { method: 'delete', path: '/webhooks/{id}', summary: 'Remove a webhook endpoint and its delivery records', auth: true, ok: 'Object', params: [WEBHOOK_ID], errors: [400, 404] },
+  {
+    method: 'get',
+    path: '/webhooks/{id}/deliveries',
+    summary: 'Deliveries newest first: attempts (time, status or error), next attempt, dead letters',
+    auth: true,
+    ok: 'Object',
+    params: [WEBHOOK_ID, { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } }, { name: 'state', in: 'query', schema: { type: 'string', enum: ['pending', 'delivered', 'dead'] } }],
+    errors: [400, 404],
+  },
+  { method: 'post', path: '/webhooks/{id}/deliveries/{delivery}/resend', summary: 'Send a delivery again (same webhook-id), with a fresh retry horizon', auth: true, ok: 'Object', params: [WEBHOOK_ID, DELIVERY_ID], errors: [400, 404] },
   { method: 'get', path: '/openapi.json', summary: 'This document', auth: false, ok: 'Object' },
 ];
 
@@ -83,7 +105,7 @@ function clean(schema: Record<string, unknown>): Record<string, unknown> {
 export function openApiDocument(): Record<string, unknown> {
   const schemas: Record<string, unknown> = {};
   for (const [name, s] of Object.entries(jsonSchemas())) schemas[name] = clean(s);
-  const extra = { UnlockRequest: UnlockRequestSchema, SnapshotRequest: SnapshotRequestSchema, PairCreateRequest: PairCreateRequestSchema, PairClaimRequest: PairClaimRequestSchema };
+  const extra = { UnlockRequest: UnlockRequestSchema, SnapshotRequest: SnapshotRequestSchema, PairCreateRequest: PairCreateRequestSchema, PairClaimRequest: PairClaimRequestSchema, CreateWebhookRequest: CreateWebhookRequestSchema };
   for (const [name, s] of Object.entries(extra)) schemas[name] = clean(z.toJSONSchema(s, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>);
   schemas['Object'] = { type: 'object', additionalProperties: true };
   schemas['ObjectArray'] = { type: 'array', items: { type: 'object', additionalProperties: true } };

@@ -62,6 +62,8 @@ import { SessionStore, UnlockQueue } from './sessions.js';
 import { Signers } from './signers.js';
 import { readStateFile, type Device, type StateFile } from './state.js';
 import { IntentStore, type IntentRecord } from './store.js';
+import { Webhooks } from './webhooks/service.js';
+import { logFeed } from './webhooks/feed.js';
 
 export { loadDrivers, LOCK_FILE, PASSPHRASE_FILE, RECEIPT_KEY_FILE, STATE_FILE, STATE_SCHEMA_FILE, STORE_DIR, type ControlPlaneOptions } from './core.js';
 export { PAIRING_TTL_SECONDS } from './devices.js';
@@ -100,6 +102,8 @@ export class ControlPlane {
   readonly #execution: Execution;
   readonly #devices: Devices;
   readonly #estate: Estate;
+  /** Webhook endpoints and their delivery (webhooks/). */
+  readonly webhooks: Webhooks;
   #release: () => void = () => undefined;
 
   private constructor(core: Core, passphrase: PassphraseFile, receiptSigner: ReceiptSigner) {
@@ -122,6 +126,7 @@ export class ControlPlane {
     this.#execution = new Execution(core, this.#intents, this.#protections, this.#signers);
     this.#devices = new Devices(core, this.#restrictions);
     this.#estate = new Estate(core);
+    this.webhooks = new Webhooks(core, { feed: opts.events ?? logFeed(core.store), resolve: opts.webhookResolver, retry: opts.webhookRetry });
   }
 
   /** Opens a state directory created by `vault-control-plane init`. */
@@ -152,6 +157,13 @@ export class ControlPlane {
     }
     const cp = new ControlPlane(new Core(opts, state, { injected, loaded, registry }, store, signer), passphrase, signer);
     cp.#release = release;
+    try {
+      cp.webhooks.checkSecrets();
+    } catch (e) {
+      await cp.close();
+      throw e;
+    }
+    cp.webhooks.start();
     if (opts.resumeOnStart !== false) cp.#execution.resumeInflight();
     cp.#lifecycle.start(opts.expirySweepMs ?? EXPIRY_SWEEP_MS);
     return cp;
@@ -399,6 +411,7 @@ export class ControlPlane {
     this.#core.closed = true;
     await this.#lifecycle.stop();
     await this.#signers.drain();
+    await this.webhooks.close();
     await this.store.close();
     this.#release();
   }

@@ -21,6 +21,7 @@ import {
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { writeFileAtomic } from '../http/files.js';
+import { WebhooksConfigSchema } from './webhooks/config.js';
 
 const Hex32 = z.string().regex(/^[0-9a-f]{64}$/, 'expected 32 bytes as 64 lowercase hex digits');
 
@@ -114,6 +115,8 @@ export const StateFileSchema = z
     lifetimes: z.record(z.string().min(1).max(128), IntentLifetimeSchema).default({}),
     /** Host names accepted besides loopback (only when deliberately exposed behind a proxy). */
     extra_hosts: z.array(z.string().min(1).max(253)).max(16).default([]),
+    /** Webhook endpoints (POST /webhooks adds them) and delivery settings (SSRF allowances, retry horizon). */
+    webhooks: WebhooksConfigSchema.default(WebhooksConfigSchema.parse({})),
   })
   .superRefine((s, ctx) => {
     const ids = new Set<string>();
@@ -134,6 +137,11 @@ export const StateFileSchema = z
     s.devices.forEach((d, i) => {
       if (dev.has(d.id)) ctx.addIssue({ code: 'custom', path: ['devices', i, 'id'], message: `device ${d.id} is listed twice` });
       dev.add(d.id);
+    });
+    const hooks = new Set<string>();
+    s.webhooks.endpoints.forEach((e, i) => {
+      if (hooks.has(e.id)) ctx.addIssue({ code: 'custom', path: ['webhooks', 'endpoints', i, 'id'], message: `webhook ${e.id} is listed twice` });
+      hooks.add(e.id);
     });
   });
 export type StateFile = z.infer<typeof StateFileSchema>;

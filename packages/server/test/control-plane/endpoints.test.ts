@@ -258,6 +258,7 @@ describe('control-plane endpoints', () => {
       'POST /intent/{id}/execute', 'GET /estate', 'GET /wallets/{id}/reconcile', 'GET /ledger/verify', 'GET /ledger/recent', 'POST /admin/reload',
       'POST /snapshot', 'GET /recovery/status', 'POST /pair/create', 'GET /pair/qr/{code}', 'POST /pair/claim', 'GET /devices', 'POST /devices/{id}/revoke',
       'GET /events', 'GET /events/stream',
+      'POST /webhooks', 'GET /webhooks', 'DELETE /webhooks/{id}', 'GET /webhooks/{id}/deliveries', 'POST /webhooks/{id}/deliveries/{delivery}/resend',
     ];
     for (const line of spec) {
       const [method, path] = line.split(' ') as [string, string];

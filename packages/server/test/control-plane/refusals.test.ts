@@ -154,6 +154,16 @@ describe('attack: refused requests change state', () => {
       // /snapshot
       { method: 'POST', route: '/snapshot', path: '/snapshot', body: json({ wallet: 5 }), status: 400, field: 'wallet' },
       { method: 'POST', route: '/snapshot', path: '/snapshot', token: null, body: json({}), status: 401 },
+      // /webhooks: a bad URL, an SSRF target (no allow configured here), no session
+      { method: 'POST', route: '/webhooks', path: '/webhooks', body: json({ url: 'ftp://example.com/' }), status: 400, field: 'url' },
+      { method: 'POST', route: '/webhooks', path: '/webhooks', body: json({ url: 'http://127.0.0.1:9/hook' }), status: 400, field: 'url' },
+      { method: 'POST', route: '/webhooks', path: '/webhooks', body: json({ url: 'https://example.com/', types: ['*', 'Bad'] }), status: 400, field: 'types.1' },
+      { method: 'POST', route: '/webhooks', path: '/webhooks', token: null, body: json({ url: 'https://example.com/' }), status: 401 },
+      // /webhooks/{id}/deliveries/{delivery}/resend
+      { method: 'POST', route: '/webhooks/{id}/deliveries/{delivery}/resend', path: `/webhooks/wh_${'0'.repeat(24)}/deliveries/evt_0000000000000000/resend`, status: 404 },
+      { method: 'POST', route: '/webhooks/{id}/deliveries/{delivery}/resend', path: `/webhooks/wh_${'0'.repeat(24)}/deliveries/evt_0/resend`, status: 400, message: /^invalid delivery/ },
+      { method: 'POST', route: '/webhooks/{id}/deliveries/{delivery}/resend', path: '/webhooks/x/deliveries/evt_0000000000000000/resend', status: 400, message: /^invalid id/ },
+      { method: 'POST', route: '/webhooks/{id}/deliveries/{delivery}/resend', path: `/webhooks/wh_${'0'.repeat(24)}/deliveries/evt_0000000000000000/resend`, token: null, status: 401 },
       // reads that may write (GET /intent/{id} re-evaluates an open intent)
       { method: 'GET', route: '/intent/{id}', path: `/intent/${unknownIntent}`, status: 404 },
       { method: 'GET', route: '/intent/{id}', path: '/intent/xyz', status: 400, message: /^invalid id/ },
