@@ -18,7 +18,7 @@
  */
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { parseWith, SignerRefusedError, toHex, type Curve, type SigningKey } from '@vault/sdk';
+import { parseWith, SignerRefusedError, toHex, VaultError, type Curve, type SigningKey } from '@vault/sdk';
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { readFileSync } from 'node:fs';
@@ -156,7 +156,12 @@ const ckrName = (code: number): string => {
   const name = Object.keys(l).find((k) => k.startsWith('CKR_') && l[k] === code);
   return name ?? `CKR 0x${code.toString(16)}`;
 };
-const codeOf = (e: unknown): number | null => (typeof (e as { code?: unknown })?.code === 'number' ? (e as { code: number }).code : null);
+/** The CKR_* value of a PKCS#11 error (pkcs11js's Pkcs11Error), else null; a VaultError's wire code is not one. */
+const codeOf = (e: unknown): number | null => {
+  if (e instanceof VaultError) return null;
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'number' && code >= 0 ? code : null;
+};
 
 /**
  * One loaded library per path and process: PKCS#11 state (initialisation, login) belongs to the
@@ -419,6 +424,7 @@ export class Pkcs11Backend implements KeyBackend {
   }
 
   #openSession(conn: Connection): Handle {
+    if (this.#pinRefused !== null) throw new KeystoreError(this.#pinRefused);
     const { p } = this.#module;
     const l = pkcs11js();
     const session = p.C_OpenSession(conn.slot, l.CKF_SERIAL_SESSION | l.CKF_RW_SESSION);
@@ -553,8 +559,17 @@ export class Pkcs11Backend implements KeyBackend {
         lastError = e;
         const code = codeOf(e);
         const resettable = code === null ? !(e instanceof KeystoreError) || /no PKCS#11/.test((e as Error).message) : RESET_CODES.has(code);
-        if (this.#pinRefused !== null || !resettable) break;
-        this.#reset(conn);
+        if (this.#pinRefused !== null) break;
+        if (!resettable) {
+          throw new SignerRefusedError('key', `the PKCS#11 ${tokenName(this.#config)} refused to sign with "${label}" (${describe(e)}); no signature was made and no other key is used`);
+        }
+        try {
+          this.#reset(conn);
+        } catch (resetError) {
+          // The module cannot even be initialised again (the token or its connector is gone).
+          lastError = resetError;
+          break;
+        }
       }
     }
     throw new SignerRefusedError('key', `the PKCS#11 ${tokenName(this.#config)} is unavailable (${describe(lastError)}); no signature was made and no other key is used`);
@@ -594,7 +609,8 @@ export class Pkcs11Backend implements KeyBackend {
 function describe(e: unknown): string {
   const code = codeOf(e);
   if (code !== null) return ckrName(code);
-  return e instanceof Error ? e.message.split('\n')[0]!.slice(0, 200) : 'unknown error';
+  if (e instanceof VaultError) return e.shortMessage;
+  return e instanceof Error ? (e.message.split('\n')[0] ?? '').slice(0, 200) : 'unknown error';
 }
 
 // ------------------------------------------------------------------ key generation and import
