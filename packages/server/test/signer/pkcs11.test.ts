@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureSoftHsm, initSoftToken, type SoftToken } from '../../../../scripts/softhsm.mjs';
-import { generateSecret, publicKeyOf } from '../../src/signer/keystore.js';
+import { createKey, generateSecret, publicKeyOf } from '../../src/signer/keystore.js';
 import {
   backendNameOf,
   finishSecp256k1,
@@ -415,7 +415,7 @@ describe('vault-signer with --backend pkcs11 (processes)', () => {
       child.on('close', (code) => resolve({ code, stdout, stderr }));
     });
 
-  it('keygen --backend pkcs11 makes the key in the token; keys lists it; import without --allow-import is refused; the PIN is in no output', async () => {
+  it('keygen --backend pkcs11 makes the key in the token; keys lists it; import is refused without --allow-import and done with it; the PIN is in no output', async () => {
     const file = join(out, 'pkcs11.json');
     writeFileSync(file, JSON.stringify({ format: 'vault-signer-pkcs11', version: 1, module: token.module, token_label: 'vault-test', pin_env: 'VAULT_TEST_PKCS11_PIN', keys: [{ label: 'cli-ed' }, { label: 'cli-k1' }] }));
     const env = { SOFTHSM2_CONF: token.conf, VAULT_TEST_PKCS11_PIN: PIN, VAULT_SIGNER_PASSPHRASE: PASSPHRASE };
@@ -445,8 +445,14 @@ describe('vault-signer with --backend pkcs11 (processes)', () => {
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toMatch(/CKR_PIN_INCORRECT/);
     expect(wrong.stderr).not.toContain('not-the-pin-91');
+    // Asked for explicitly, a keystore key goes in, and the token says it was not generated there.
+    const ks = join(out, 'keystore');
+    const soft = await createKey(ks, { curve: 'secp256k1', passphrase: PASSPHRASE, kdf: TEST_KDF });
+    const imported = await cli(['import', '--keystore', ks, '--key', soft.id, '--pkcs11', file, '--label', 'cli-imported', '--allow-import'], env);
+    all.push(imported.stdout, imported.stderr);
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(JSON.parse(imported.stdout)).toMatchObject({ id: soft.id, public_key: soft.publicKeyHex, label: 'cli-imported', attributes: { sensitive: true, extractable: false, local: false } });
     for (const text of all) expect(text).not.toContain(PIN);
-    void TEST_KDF;
   }, 60_000);
 
   it('attack: serve with a wrong PIN does not start, and neither PIN is in what it prints', async () => {
