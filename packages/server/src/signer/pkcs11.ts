@@ -172,6 +172,8 @@ class Module {
   static readonly #loaded = new Map<string, Module>();
   readonly p: PKCS11;
   generation = 0;
+  /** Signatures running on libuv's threads right now: a reset waits for them (finalising under a running call is undefined behaviour in most modules). */
+  inflight = 0;
   #initialised = false;
 
   private constructor(readonly path: string) {
@@ -202,6 +204,12 @@ class Module {
       if (codeOf(e) !== CKR.CRYPTOKI_ALREADY_INITIALIZED) throw e;
     }
     this.#initialised = true;
+  }
+
+  /** Resolves once no signature is running in the module, or after `maxMs` (a call that hangs must not block recovery forever). */
+  async drained(maxMs: number): Promise<void> {
+    const until = Date.now() + maxMs;
+    while (this.inflight > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
   }
 
   /** Finalises and initialises again: every session and handle of the old generation is gone. */
@@ -481,8 +489,9 @@ export class Pkcs11Backend implements KeyBackend {
     return this.#connect();
   }
 
-  #reset(conn: Connection | null): void {
+  async #reset(conn: Connection | null): Promise<void> {
     this.#conn = null;
+    await this.#module.drained(this.#timeoutMs);
     this.#module.reset(conn?.generation ?? this.#module.generation);
     // Anyone waiting for a session of the dropped connection starts over (its retry reconnects).
     for (const w of this.#waiting.splice(0)) w.reject(Object.assign(new Error('the connection to the token was reset'), { code: CKR.SESSION_CLOSED }));
@@ -564,7 +573,7 @@ export class Pkcs11Backend implements KeyBackend {
           throw new SignerRefusedError('key', `the PKCS#11 ${tokenName(this.#config)} refused to sign with "${label}" (${describe(e)}); no signature was made and no other key is used`);
         }
         try {
-          this.#reset(conn);
+          await this.#reset(conn);
         } catch (resetError) {
           // The module cannot even be initialised again (the token or its connector is gone).
           lastError = resetError;
@@ -580,11 +589,16 @@ export class Pkcs11Backend implements KeyBackend {
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new SignerRefusedError('key', `${tokenName(this.#config)} did not sign within ${this.#timeoutMs} ms`)), this.#timeoutMs);
     });
+    // Raced below and cleared in every path; never an unhandled rejection if a path returns first.
+    timeout.catch(() => undefined);
     let session: Handle;
+    const acquiring = this.#acquire(conn);
     try {
-      session = await Promise.race([this.#acquire(conn), timeout]);
+      session = await Promise.race([acquiring, timeout]);
     } catch (e) {
       clearTimeout(timer);
+      // A session that arrives after the wait was given up goes back to the pool, not astray.
+      acquiring.then((s) => this.#release(conn, s), () => undefined);
       throw e;
     }
     const { p } = this.#module;
@@ -592,7 +606,10 @@ export class Pkcs11Backend implements KeyBackend {
     try {
       const key = this.#privateKey(conn, session, label, publicKey);
       p.C_SignInit(session, { mechanism: curve === 'ed25519' ? CKM_EDDSA : CKM_ECDSA }, key);
-      const signing = p.C_SignAsync(session, Buffer.from(message), Buffer.alloc(curve === 'ed25519' ? 64 : 72));
+      const module = this.#module;
+      const call = p.C_SignAsync(session, Buffer.from(message), Buffer.alloc(curve === 'ed25519' ? 64 : 72));
+      module.inflight++;
+      const signing = call.finally(() => module.inflight--);
       const sig = await Promise.race([signing, timeout]);
       done = true;
       return Uint8Array.from(sig);
