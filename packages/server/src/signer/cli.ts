@@ -23,7 +23,7 @@ import { parseArgs } from 'node:util';
 import { readSecretFile } from '../http/index.js';
 import { loadDriverModules } from './drivers.js';
 import { createKey, DEFAULT_KDF, keyIdOf, KeyFileSchema, listKeyFiles, loadOrCreateReceiptKey, openKey, type KdfParams, type KeyScope } from './keystore.js';
-import { configuredScope, generateTokenKey, importTokenKey, listTokenKeys, loadPkcs11Config, readPin, type Pkcs11Config, type TokenKey } from './pkcs11.js';
+import { configuredScope, generateTokenKey, importTokenKey, listTokenKeys, loadPkcs11Config, readPin, refuseImport, type Pkcs11Config, type TokenKey } from './pkcs11.js';
 import { liftRestrictions } from './restrictions.js';
 import { signerStateDir, startSigner } from './serve.js';
 import { SignerState } from './state.js';
@@ -165,7 +165,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     const config = loadPkcs11Config(values.pkcs11);
     // Refused before the passphrase or the PIN is read: nothing is decrypted unless asked for.
-    if (values['allow-import'] !== true) importTokenKey(config, '', { curve: 'ed25519', label: values.label, secret: new Uint8Array(0), publicKey: new Uint8Array(0), allowImport: false });
+    if (values['allow-import'] !== true) refuseImport();
     const info = listKeyFiles(resolve(values.keystore)).find((k) => k.id === values.key);
     if (!info) throw new UsageError(`no signing key ${values.key} in ${resolve(values.keystore)}`);
     const file = parseWith(KeyFileSchema, JSON.parse(readSecretFile(join(resolve(values.keystore), `${info.id}.json`))), 'key file');

@@ -237,6 +237,8 @@ interface Connection {
   slot: Handle;
   idle: Handle[];
   open: number;
+  /** Every session this backend opened on the connection (idle or busy), so close() closes only its own. */
+  sessions: Set<Handle>;
   handles: Map<string, Handle>;
 }
 
@@ -400,17 +402,20 @@ export class Pkcs11Backend implements KeyBackend {
     return this.#keys.get(publicKeyHex)?.label ?? null;
   }
 
-  /** Closes every session (logging out is per application: closing the last session does it). */
+  /** Closes this backend's sessions (the login ends with the application's last session). */
   close(): void {
     this.#closed = true;
     const conn = this.#conn;
     this.#conn = null;
     if (!conn || conn.generation !== this.#module.generation) return;
-    try {
-      this.#module.p.C_CloseAllSessions(conn.slot);
-    } catch {
-      // the token is gone already
+    for (const session of conn.sessions) {
+      try {
+        this.#module.p.C_CloseSession(session);
+      } catch {
+        // the token is gone already
+      }
     }
+    conn.sessions.clear();
   }
 
   /** Test seam: finalises the module under the backend, as a token reset or a crashed connector would. */
@@ -426,7 +431,7 @@ export class Pkcs11Backend implements KeyBackend {
     const m = this.#module;
     m.initialise();
     const { slot } = findSlot(m, this.#config);
-    const conn: Connection = { generation: m.generation, slot, idle: [], open: 0, handles: new Map() };
+    const conn: Connection = { generation: m.generation, slot, idle: [], open: 0, sessions: new Set(), handles: new Map() };
     this.#conn = conn;
     return conn;
   }
@@ -437,6 +442,7 @@ export class Pkcs11Backend implements KeyBackend {
     const l = pkcs11js();
     const session = p.C_OpenSession(conn.slot, l.CKF_SERIAL_SESSION | l.CKF_RW_SESSION);
     conn.open++;
+    conn.sessions.add(session);
     try {
       p.C_Login(session, l.CKU_USER, this.#pin);
     } catch (e) {
@@ -448,6 +454,7 @@ export class Pkcs11Backend implements KeyBackend {
           // nothing to do
         }
         conn.open--;
+        conn.sessions.delete(session);
         if (code !== null && PIN_CODES.has(code)) {
           this.#pinRefused = `${tokenName(this.#config)} refused the PIN (${ckrName(code)}); the signer stops trying so the PIN is not locked: restart it with the right PIN`;
           throw new KeystoreError(this.#pinRefused);
@@ -466,6 +473,14 @@ export class Pkcs11Backend implements KeyBackend {
   }
 
   #release(conn: Connection, session: Handle): void {
+    if (this.#closed && conn.generation === this.#module.generation) {
+      try {
+        this.#module.p.C_CloseSession(session);
+      } catch {
+        // already closed
+      }
+      return;
+    }
     if (this.#conn !== conn || conn.generation !== this.#module.generation) return; // a reset dropped it
     const next = this.#waiting.shift();
     if (next) next.resolve(session);
@@ -475,6 +490,7 @@ export class Pkcs11Backend implements KeyBackend {
   /** Drops a session that may still be busy (a timed-out call) without giving it to anyone. */
   #discard(conn: Connection, session: Handle): void {
     conn.open--;
+    conn.sessions.delete(session);
     try {
       this.#module.p.C_CloseSession(session);
     } catch {
@@ -731,6 +747,11 @@ export function generateTokenKey(config: Pkcs11Config, pin: string, options: { c
   });
 }
 
+/** The refusal of an import nobody asked for explicitly. */
+export function refuseImport(): never {
+  throw new KeystoreError('importing a software key into a token is refused unless asked for explicitly (--allow-import): the key existed outside the token, so a copy may exist; generate a new key in the token instead (keygen --backend pkcs11)');
+}
+
 /**
  * Writes a software secret into the token under `label` (sensitive, not extractable from then on).
  * The key existed outside the token, so a copy may exist anywhere it was: the caller must have
@@ -738,9 +759,7 @@ export function generateTokenKey(config: Pkcs11Config, pin: string, options: { c
  * generated there (CKA_LOCAL false), and `keys` shows that.
  */
 export function importTokenKey(config: Pkcs11Config, pin: string, options: { curve: Curve; label: string; secret: Uint8Array; publicKey: Uint8Array; allowImport: boolean }): TokenKey {
-  if (!options.allowImport) {
-    throw new KeystoreError('importing a software key into a token is refused unless asked for explicitly (--allow-import): the key existed outside the token, so a copy may exist; generate a new key in the token instead (keygen --backend pkcs11)');
-  }
+  if (!options.allowImport) refuseImport();
   return withSession(config, pin, (p, session) => {
     if (labelTaken(p, session, options.label)) throw new KeystoreError(`${tokenName(config)} already holds an object labelled "${options.label}"`);
     const l = pkcs11js();
