@@ -376,7 +376,7 @@ describe('the signer on a PKCS#11 token', () => {
     }
   });
 
-  it('over HTTP: /health and /keys say pkcs11, and /sign answers a signature from the token', async () => {
+  it('over HTTP: /health and /keys say pkcs11, /sign answers a signature from the token, a 403 key refusal while it is pulled, and signs again', async () => {
     const held = generateSecret('ed25519');
     importTokenKey(config, PIN, { curve: 'ed25519', label: 'world-http', secret: held, publicKey: publicKeyOf('ed25519', held), allowImport: true });
     const b = await open(['world-http']);
@@ -390,6 +390,18 @@ describe('the signer on a PKCS#11 token', () => {
       const signed = await client.sign(await w.request({ amount: '1500' }));
       expect(signed.ok && signed.response.backend).toBe('pkcs11');
       if (signed.ok) expect(signed.response.signature.public_key.hex).toBe(toHex(publicKeyOf('ed25519', held)));
+      // The token pulled while the signer serves: a 403 refusal with reason key, then back to signing.
+      renameSync(token.tokens, `${token.tokens}.pulled`);
+      let refused;
+      try {
+        refused = await client.sign(await w.request({ amount: '1600' }));
+      } finally {
+        renameSync(`${token.tokens}.pulled`, token.tokens);
+      }
+      expect(!refused.ok && refused.refusal.refused.reason).toBe('key');
+      expect(!refused.ok && refused.refusal.message).toMatch(/PKCS#11 token "vault-test" is unavailable/);
+      const back = await client.sign(await w.request({ amount: '1700' }));
+      expect(back.ok && back.response.backend).toBe('pkcs11');
     } finally {
       await server.close();
       w.cleanup();
