@@ -2,7 +2,7 @@
 /**
  * The local vault in one command (README Quick start).
  *
- *   node examples/local-vault/vault.mjs [--walkthrough] [--port 7331] [--dir DIR]
+ *   node examples/local-vault/vault.mjs [--walkthrough] [--hsm] [--port 7331] [--dir DIR]
  *
  * Starts, all on 127.0.0.1 and offline:
  *   - three devnets: XRPL (JSON-RPC), Stellar (Horizon), EVM (anvil with Safe v1.4.1);
@@ -12,6 +12,10 @@
  * then provisions a 2-of-3 wallet on each ledger with `vault provision` (XRPL signer list + master
  * key disabled, Stellar signers + master weight 0, a Safe), pairs a demo approver device over HTTP
  * and prints the URLs, the operator passphrase and what to try. Ctrl-C stops every process.
+ *
+ * --hsm puts signer a's keys in a SoftHSM2 token (PKCS#11; installed first when missing and this
+ * machine can): they are generated in the token (`vault-signer keygen --backend pkcs11`) and the
+ * signer serves with `--pkcs11`; b and c keep software keystores.
  *
  * --walkthrough drives the whole path over HTTP, printing each step, and exits non-zero if any step
  * does not behave as described (see WALKTHROUGH below).
@@ -47,6 +51,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { initSoftToken } from '../../scripts/softhsm.mjs';
 
 const require = createRequire(import.meta.url);
 const pkgDir = (name) => dirname(require.resolve(`${name}/package.json`));
@@ -195,8 +200,11 @@ export async function startControlPlane(cpDir, port, env, nodeArgs = []) {
   return { child, url: line.url };
 }
 
-/** Starts and provisions everything (see the top of this file); `kdfLog2` sizes the signers' keystore KDF. */
-export async function setUp({ dir: where, port = '7331', kdfLog2 = '15' } = {}) {
+/**
+ * Starts and provisions everything (see the top of this file); `kdfLog2` sizes the signers' keystore
+ * KDF; `hsm` puts signer a's keys in a SoftHSM2 token.
+ */
+export async function setUp({ dir: where, port = '7331', kdfLog2 = '15', hsm = false } = {}) {
   const dir = where ?? mkdtempSync(join(tmpdir(), 'vault-local-'));
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   logDir = join(dir, 'logs');
@@ -235,18 +243,31 @@ export async function setUp({ dir: where, port = '7331', kdfLog2 = '15' } = {}) 
     const home = join(dir, `signer-${name}`);
     mkdirSync(home, { recursive: true, mode: 0o700 });
     const env = { VAULT_SIGNER_PASSPHRASE: secret(), VAULT_SIGNER_TOKEN: secret() };
+    // Where the keys are: a keystore directory, or (--hsm, signer a) a PKCS#11 token.
+    let keyArgs = ['--keystore', join(home, 'keys')];
+    let keygenArgs = (curve) => ['keygen', ...keyArgs, '--curve', curve, '--kdf-log2', String(kdfLog2)];
+    if (hsm && name === 'a') {
+      const label = `vault-signer-${name}`;
+      const pin = secret();
+      const token = initSoftToken({ label, pin, dir: join(home, 'softhsm') });
+      const config = join(home, 'pkcs11.json');
+      writeFileSync(config, JSON.stringify({ format: 'vault-signer-pkcs11', version: 1, module: token.module, token_label: label, pin_env: 'VAULT_PKCS11_PIN', keys: [{ label: `${name}-ed25519` }, { label: `${name}-secp256k1` }] }, null, 2), { mode: 0o600 });
+      Object.assign(env, { SOFTHSM2_CONF: token.conf, VAULT_PKCS11_PIN: pin });
+      keyArgs = ['--pkcs11', config];
+      keygenArgs = (curve) => ['keygen', '--backend', 'pkcs11', ...keyArgs, '--label', `${name}-${curve}`, '--curve', curve];
+    }
     const addresses = {};
     for (const curve of ['ed25519', 'secp256k1']) {
-      const out = JSON.parse(await run(`keygen-${name}`, CLI.signer, ['keygen', '--keystore', join(home, 'keys'), '--curve', curve, '--drivers', join(dir, 'drivers.json'), '--kdf-log2', String(kdfLog2)], env));
+      const out = JSON.parse(await run(`keygen-${name}`, CLI.signer, [...keygenArgs(curve), '--drivers', join(dir, 'drivers.json')], env));
       for (const [chain, address] of Object.entries(out.addresses)) {
         if ((curve === 'secp256k1') === (chain === CHAIN.evm)) addresses[chain] = { address, curve };
       }
     }
     const trust = join(home, 'trust.json');
     writeFileSync(trust, JSON.stringify({ format: 'vault-signer-trust', version: 1, wallets: [], approvers: [{ id: deviceId, public_key: device.publicKeyHex, weight: 1 }], drivers }, null, 2), { mode: 0o600 });
-    return { name, home, env, addresses, trust };
+    return { name, home, env, addresses, trust, keyArgs, backend: keyArgs[0] === '--pkcs11' ? 'pkcs11' : 'software' };
   }));
-  say(`signers: ${signers.map((s) => `${s.name} (${Object.values(s.addresses).map((a) => a.address.slice(0, 8)).join(', ')})`).join('; ')}`);
+  say(`signers: ${signers.map((s) => `${s.name} (${Object.values(s.addresses).map((a) => a.address.slice(0, 8)).join(', ')}; keys: ${s.backend === 'pkcs11' ? 'SoftHSM2 token over PKCS#11' : 'software keystore'})`).join('; ')}`);
 
   await cpInit;
   const statePath = join(cpDir, 'state.json');
@@ -348,7 +369,7 @@ export async function setUp({ dir: where, port = '7331', kdfLog2 = '15' } = {}) 
 
   // 6. Signer services.
   await Promise.all(signers.map(async (s) => {
-    const { line } = await start(`signer ${s.name}`, CLI.signer, ['serve', '--keystore', join(s.home, 'keys'), '--trust', s.trust, '--state-dir', join(s.home, 'state'), '--port', '0'], s.env, (j) => typeof j.listening === 'string');
+    const { line } = await start(`signer ${s.name}`, CLI.signer, ['serve', ...s.keyArgs, '--trust', s.trust, '--state-dir', join(s.home, 'state'), '--port', '0'], s.env, (j) => typeof j.listening === 'string');
     s.url = line.listening;
     s.receiptPublicKey = line.receipt_public_key;
   }));
@@ -397,6 +418,8 @@ async function walkthrough(v) {
   const now = () => Math.floor(Date.now() / 1000);
   const approve = (id) => cp.approveSigned(id, signApproval({ approver_id: deviceId, intent: id, verdict: 'approve', at: now(), strong_auth: true }, device.secretKey));
   const { xrpl: xrplDest, stellar: stellarAddress, evm: evmDest } = v.examples;
+  /** Every intent `execute` saw confirmed: which wallet, which id. */
+  const confirmedIntents = [];
 
   const execute = async (label, request, { approveFirst = false } = {}) => {
     const created = await cp.createIntent(request);
@@ -411,6 +434,7 @@ async function walkthrough(v) {
     const out = await cp.execute(created.intentId);
     show('outcome', { status: out.status, txHash: out.txHash, ...(out.mptIssuanceId ? { mptIssuanceId: out.mptIssuanceId } : {}) });
     expectThat(out.status === 'confirmed' && typeof out.txHash === 'string', `${label}: confirmed on the ledger with txHash ${out.txHash}`);
+    confirmedIntents.push({ wallet: request.wallet, id: created.intentId });
     return { created, out };
   };
 
@@ -477,7 +501,7 @@ async function walkthrough(v) {
     await gone;
   };
   const restartSigner = async (s) => {
-    const { line } = await start(`signer ${s.name}`, CLI.signer, ['serve', '--keystore', join(s.home, 'keys'), '--trust', s.trust, '--state-dir', join(s.home, 'state'), '--port', new URL(s.url).port], s.env, (j) => typeof j.listening === 'string');
+    const { line } = await start(`signer ${s.name}`, CLI.signer, ['serve', ...s.keyArgs, '--trust', s.trust, '--state-dir', join(s.home, 'state'), '--port', new URL(s.url).port], s.env, (j) => typeof j.listening === 'string');
     s.url = line.listening;
   };
 
@@ -555,6 +579,21 @@ async function walkthrough(v) {
     }
   });
 
+  const hsmSigner = v.signers.find((s) => s.backend === 'pkcs11');
+  if (hsmSigner) {
+    await step(`Signer ${hsmSigner.name} signs with keys in its SoftHSM2 token (PKCS#11) on every ledger`, async () => {
+      const health = await (await fetch(`${hsmSigner.url}/health`)).json();
+      expectThat(health.backend === 'pkcs11', `signer ${hsmSigner.name} reports backend pkcs11: its keys were generated in the token and never left it`);
+      const client = createSignerClient({ baseUrl: hsmSigner.url, token: hsmSigner.env.VAULT_SIGNER_TOKEN });
+      const { receipts } = await client.receipts(1000);
+      const signed = new Set(receipts.filter((r) => r.kind === 'sign.signed').map((r) => r.intentId));
+      for (const w of Object.values(WALLET)) {
+        const ids = confirmedIntents.filter((e) => e.wallet === w).map((e) => e.id);
+        expectThat(ids.some((id) => signed.has(id)), `${w}: signer ${hsmSigner.name} signed, in its token, intents the ledger confirmed (${ids.filter((id) => signed.has(id)).length} of ${ids.length})`);
+      }
+    });
+  }
+
   await step('Every wallet reconciles with its ledger', async () => {
     for (const w of Object.values(WALLET)) {
       const r = await cp.reconcile(w);
@@ -597,6 +636,7 @@ async function main() {
   const { values: args } = parseArgs({
     options: {
       walkthrough: { type: 'boolean', default: false },
+      hsm: { type: 'boolean', default: false },
       port: { type: 'string', default: '7331' },
       dir: { type: 'string' },
       'kdf-log2': { type: 'string', default: '15' },
@@ -605,7 +645,7 @@ async function main() {
     strict: true,
   });
   if (args.help) {
-    process.stdout.write('usage: node examples/local-vault/vault.mjs [--walkthrough] [--port 7331] [--dir DIR] [--kdf-log2 15]\n');
+    process.stdout.write('usage: node examples/local-vault/vault.mjs [--walkthrough] [--hsm] [--port 7331] [--dir DIR] [--kdf-log2 15]\n');
     process.exit(0);
   }
 
@@ -619,12 +659,12 @@ async function main() {
   let exitCode = 0;
   let workDir;
   try {
-    const v = await setUp({ dir: args.dir, port: args.port, kdfLog2: args['kdf-log2'] });
+    const v = await setUp({ dir: args.dir, port: args.port, kdfLog2: args['kdf-log2'], hsm: args.hsm });
     workDir = v.dir;
     say(`
 The local vault is up.
   control plane   ${v.cpUrl}   (operator passphrase: ${v.operatorPassphrase})
-  signers         ${v.signers.map((s) => s.url).join('  ')}
+  signers         ${v.signers.map((s) => `${s.url}${s.backend === 'pkcs11' ? ' (keys in SoftHSM2)' : ''}`).join('  ')}
   wallets         ${Object.entries(v.addressOf).map(([w, a]) => `${w} ${a}`).join('\n                  ')}
   approver device ${v.deviceId} (key in memory of this process)
   files           ${v.dir}

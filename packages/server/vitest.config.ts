@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { packageTestConfig } from '../../config/vitest.shared.mjs';
 
-// The workspace's one test configuration (config/vitest.shared.mjs); here only what differs.
-export default defineConfig(packageTestConfig());
+// The workspace's one test configuration (config/vitest.shared.mjs); here only what differs:
+// SoftHSM2 is made present once, before the PKCS#11 signer tests run.
+export default defineConfig(packageTestConfig({ globalSetup: ['test/softhsm.global-setup.ts'] }));

@@ -23,6 +23,6 @@ export async function bundleClis(entries: readonly string[], outDir: string): Pr
     splitting: false,
     sourcemap: false,
     silent: true,
-    external: ['@vault/sdk', 'hono', '@hono/node-server', 'qrcode', 'lmdb', 'zod', '@noble/curves', '@noble/hashes', '@noble/ciphers'],
+    external: ['@vault/sdk', 'hono', '@hono/node-server', 'qrcode', 'lmdb', 'zod', '@noble/curves', '@noble/hashes', '@noble/ciphers', 'pkcs11js'],
   });
 }

@@ -179,9 +179,10 @@ describe('signer shapes', () => {
   it('SignRequest names a missing field', () => {
     expect(failure(SignRequestSchema, {}).path).toBe('intent');
   });
-  it('SignResponse backend is software or yubihsm', () => {
+  it('SignResponse backend is software, yubihsm or pkcs11 (the one extension of the spec enum)', () => {
     const r = { signature: { signer_address: 'r1', public_key: { curve: 'ed25519', hex: 'ab' }, signature: { encoding: 'x', hex: 'cd' } }, backend: 'hsm', receipt_head: '0'.repeat(64), warnings: [], summary: '' };
     expect(failure(SignResponseSchema, r).path).toBe('backend');
+    for (const backend of ['software', 'yubihsm', 'pkcs11']) expect(SignResponseSchema.safeParse({ ...r, backend }).success).toBe(true);
   });
   it('Decision is exact', () => {
     expect(DecisionSchema.safeParse({ decision: 'allow', reasons: [], required_weight: 0, current_weight: 0, not_before: 0 }).success).toBe(true);

@@ -85,7 +85,11 @@ export type Contribution = z.infer<typeof ContributionSchema>;
 
 export const SignResponseSchema = z.strictObject({
   signature: ContributionSchema,
-  backend: z.enum(['software', 'yubihsm']),
+  /**
+   * Where the signing key lives. The spec names `software` and `yubihsm`; `pkcs11` (any other
+   * PKCS#11 token: a cloud HSM, SoftHSM2) is this project's one extension of that enum.
+   */
+  backend: z.enum(['software', 'yubihsm', 'pkcs11']),
   receipt_head: DigestSchema,
   warnings: z.array(FindingSchema),
   summary: z.string(),

@@ -2,8 +2,10 @@
 /**
  * @module signer/cli
  * `vault-signer keygen --keystore DIR --curve ed25519|secp256k1 [--scope wallet=ID,chain=NAME] [--drivers FILE | --trust FILE]`
- * `vault-signer keys   --keystore DIR [--drivers FILE | --trust FILE]` (offline: no passphrase)
- * `vault-signer serve --keystore DIR --trust FILE [--state-dir DIR] [--port 7333] [--host 127.0.0.1] [--drivers FILE]`
+ * `vault-signer keygen --backend pkcs11 --pkcs11 FILE --label LABEL --curve ed25519|secp256k1` (generated in the token)
+ * `vault-signer import --keystore DIR --key ID --pkcs11 FILE --label LABEL --allow-import` (a software key into a token)
+ * `vault-signer keys   --keystore DIR [--drivers FILE | --trust FILE]` (offline: no passphrase) or `--pkcs11 FILE` (the PIN)
+ * `vault-signer serve (--keystore DIR | --pkcs11 FILE) --trust FILE [--state-dir DIR] [--port 7333] [--host 127.0.0.1] [--drivers FILE]`
  * `vault-signer lift (--keystore DIR | --state-dir DIR) (--approver ID | --wallet ID) ...`
  *
  * `lift` is the only way a restriction (a revocation or freeze the control plane pushed) is lifted:
@@ -11,15 +13,17 @@
  * the passphrase (the journal's receipts are signed with the receipt key it seals).
  *
  * The passphrase comes from VAULT_SIGNER_PASSPHRASE or `--passphrase-file` (0600); the token
- * from VAULT_SIGNER_TOKEN or a 0600 file the signer creates in its state dir. Neither is printed.
+ * from VAULT_SIGNER_TOKEN or a 0600 file the signer creates in its state dir; a PKCS#11 PIN from the
+ * variable or 0600 file its configuration names (never a flag). None is printed.
  */
-import { DriverRegistry, parseWith, VaultError, type ChainSigner, type Curve } from '@vault/sdk';
+import { DriverRegistry, parseWith, toHex, VaultError, type ChainSigner, type Curve } from '@vault/sdk';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { readSecretFile } from '../http/index.js';
 import { loadDriverModules } from './drivers.js';
-import { createKey, DEFAULT_KDF, keyIdOf, listKeyFiles, loadOrCreateReceiptKey, type KdfParams, type KeyScope } from './keystore.js';
+import { createKey, DEFAULT_KDF, keyIdOf, KeyFileSchema, listKeyFiles, loadOrCreateReceiptKey, openKey, type KdfParams, type KeyScope } from './keystore.js';
+import { configuredScope, generateTokenKey, importTokenKey, listTokenKeys, loadPkcs11Config, readPin, refuseImport, type Pkcs11Config, type TokenKey } from './pkcs11.js';
 import { liftRestrictions } from './restrictions.js';
 import { signerStateDir, startSigner } from './serve.js';
 import { SignerState } from './state.js';
@@ -29,12 +33,16 @@ import { DriversConfigSchema, loadTrust, type DriverModuleConfig } from './trust
 
 const USAGE = `usage:
   vault-signer keygen --keystore DIR --curve ed25519|secp256k1 [--scope wallet=ID,chain=NAME ...] [--drivers FILE | --trust FILE]
+  vault-signer keygen --backend pkcs11 --pkcs11 FILE --label LABEL --curve ed25519|secp256k1 [--drivers FILE | --trust FILE]
+  vault-signer import --keystore DIR --key ID --pkcs11 FILE --label LABEL --allow-import   (a software key into a token)
   vault-signer keys   --keystore DIR [--drivers FILE | --trust FILE]   (public keys and addresses; no passphrase)
-  vault-signer serve  --keystore DIR --trust FILE [--state-dir DIR] [--port 7333] [--host 127.0.0.1] [--drivers FILE]
+  vault-signer keys   --pkcs11 FILE [--drivers FILE | --trust FILE]    (the configured token keys; needs the PIN)
+  vault-signer serve  (--keystore DIR | --pkcs11 FILE) --trust FILE [--state-dir DIR] [--port 7333] [--host 127.0.0.1] [--drivers FILE]
   vault-signer lift   (--keystore DIR | --state-dir DIR) (--approver ID | --wallet ID) ...   (signer stopped)
 options:
   --passphrase-file FILE   keystore passphrase (else VAULT_SIGNER_PASSPHRASE)
-  --kdf-log2 N             scrypt cost 2^N for new key files (default 17; lower only in tests)`;
+  --kdf-log2 N             scrypt cost 2^N for new key files (default 17; lower only in tests)
+  --pkcs11 FILE            PKCS#11 configuration (module, token, key labels, where the PIN is: pin_env or pin_file)`;
 
 class UsageError extends Error {}
 
@@ -133,10 +141,46 @@ export async function main(argv: readonly string[]): Promise<number> {
       'kdf-log2': { type: 'string' },
       approver: { type: 'string', multiple: true },
       wallet: { type: 'string', multiple: true },
+      backend: { type: 'string' },
+      pkcs11: { type: 'string' },
+      label: { type: 'string' },
+      key: { type: 'string' },
+      'allow-import': { type: 'boolean' },
     },
     strict: true,
   });
+  if (command === 'keygen' && (values.backend ?? 'software') === 'pkcs11') {
+    if (values.pkcs11 === undefined || values.label === undefined) throw new UsageError('keygen --backend pkcs11 needs --pkcs11 FILE and --label LABEL');
+    const curve = values.curve as Curve | undefined;
+    if (curve !== 'ed25519' && curve !== 'secp256k1') throw new UsageError('--curve must be ed25519 or secp256k1');
+    const config = loadPkcs11Config(values.pkcs11);
+    const signers = await addressSigners(values);
+    const key = generateTokenKey(config, readPin(config), { curve, label: values.label });
+    process.stdout.write(`${JSON.stringify(tokenKeyJson(key, signers, config), null, 2)}\n`);
+    return 0;
+  }
+  if (command === 'import') {
+    if (values.keystore === undefined || values.key === undefined || values.pkcs11 === undefined || values.label === undefined) {
+      throw new UsageError('import needs --keystore DIR --key ID --pkcs11 FILE --label LABEL');
+    }
+    const config = loadPkcs11Config(values.pkcs11);
+    // Refused before the passphrase or the PIN is read: nothing is decrypted unless asked for.
+    if (values['allow-import'] !== true) refuseImport();
+    const info = listKeyFiles(resolve(values.keystore)).find((k) => k.id === values.key);
+    if (!info) throw new UsageError(`no signing key ${values.key} in ${resolve(values.keystore)}`);
+    const file = parseWith(KeyFileSchema, JSON.parse(readSecretFile(join(resolve(values.keystore), `${info.id}.json`))), 'key file');
+    const secret = await openKey(file, passphrase(values['passphrase-file']));
+    try {
+      const signers = await addressSigners(values);
+      const key = importTokenKey(config, readPin(config), { curve: file.curve, label: values.label, secret, publicKey: info.publicKey, allowImport: true });
+      process.stdout.write(`${JSON.stringify(tokenKeyJson(key, signers, config), null, 2)}\n`);
+    } finally {
+      secret.fill(0);
+    }
+    return 0;
+  }
   if (command === 'keygen') {
+    if (values.backend !== undefined && values.backend !== 'software') throw new UsageError('--backend must be software or pkcs11');
     if (values.keystore === undefined) throw new UsageError('--keystore is required');
     const curve = values.curve as Curve | undefined;
     if (curve !== 'ed25519' && curve !== 'secp256k1') throw new UsageError('--curve must be ed25519 or secp256k1');
@@ -146,8 +190,15 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(`${JSON.stringify({ id: key.id, curve, public_key: key.publicKeyHex, scope: key.scope, file: key.path, addresses }, null, 2)}\n`);
     return 0;
   }
+  if (command === 'keys' && values.pkcs11 !== undefined) {
+    const config = loadPkcs11Config(values.pkcs11);
+    const signers = await addressSigners(values);
+    const keys = listTokenKeys(config, readPin(config)).map((k) => tokenKeyJson(k, signers, config));
+    process.stdout.write(`${JSON.stringify({ pkcs11: resolve(values.pkcs11), keys }, null, 2)}\n`);
+    return 0;
+  }
   if (command === 'keys') {
-    if (values.keystore === undefined) throw new UsageError('--keystore is required');
+    if (values.keystore === undefined) throw new UsageError('--keystore or --pkcs11 is required');
     const signers = await addressSigners(values);
     const keys = listKeyFiles(resolve(values.keystore)).map((k) => {
       // The header is authenticated only when a key is unlocked; at least the id must name this public key.
@@ -158,11 +209,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   if (command === 'serve') {
-    if (values.keystore === undefined || values.trust === undefined) throw new UsageError('--keystore and --trust are required');
+    if ((values.keystore === undefined) === (values.pkcs11 === undefined) || values.trust === undefined) throw new UsageError('--trust and one of --keystore or --pkcs11 are required');
     const port = values.port === undefined ? 7333 : Number(values.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('--port must be 0..65535');
     const signer = await startSigner({
-      keystore: values.keystore,
+      ...(values.keystore !== undefined ? { keystore: values.keystore } : { pkcs11: values.pkcs11 as string }),
       trust: values.trust,
       ...(values['state-dir'] !== undefined ? { stateDir: values['state-dir'] } : {}),
       ...(values.drivers !== undefined ? { drivers: values.drivers } : {}),
@@ -224,6 +275,22 @@ export function run(argv: string[]): Promise<void> {
       }
     },
   );
+}
+
+/** A token key as the CLI prints it: public facts, how the token holds it, its addresses. */
+function tokenKeyJson(key: TokenKey, signers: Pick<DriverRegistry<ChainSigner>, 'chains' | 'get'>, config: Pkcs11Config): Record<string, unknown> {
+  return {
+    id: key.id,
+    curve: key.curve,
+    public_key: toHex(key.publicKey),
+    label: key.label,
+    token: config.token_label ?? config.slot,
+    // sensitive true, extractable false; local false means it was imported, not generated there.
+    attributes: key.attributes,
+    scope: configuredScope(config, key.label),
+    addresses: deriveAddresses(signers, key.publicKey, key.curve),
+    config_entry: { label: key.label },
+  };
 }
 
 const isMain = process.argv[1] !== undefined && /(?:^|[\\/])cli\.(?:js|ts|mjs)$/.test(process.argv[1]);

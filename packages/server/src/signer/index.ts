@@ -4,7 +4,8 @@
  * trust file, clock and history, rebuilds the payload with its own driver, and signs only that.
  * Entry points: `createSignerApp(deps)` (the HTTP routes), `verifyAndSign(request, deps)` (the
  * checks, in-process), `startSigner(options)` (a whole process), the software keystore behind the
- * `KeyBackend` interface, and the trust-file schema.
+ * `KeyBackend` interface, the PKCS#11 backend (`Pkcs11Backend`: keys in a YubiHSM 2, a cloud HSM or
+ * SoftHSM2), and the trust-file schema.
  */
 export { createSignerApp, SIGN_BODY_LIMIT, DEFAULT_RECEIPTS_LIMIT, MAX_RECEIPTS_LIMIT, type SignerAppDeps } from './app.js';
 export { applyRestrictions, describeRestrictions, liftRestrictions, MAX_RESTRICTIONS_IN_FORCE, type LiftSelector } from './restrictions.js';
@@ -33,6 +34,21 @@ export {
   type KeyFile,
   type KdfParams,
 } from './keystore.js';
+export {
+  Pkcs11Backend,
+  Pkcs11ConfigSchema,
+  loadPkcs11Config,
+  readPin,
+  backendNameOf,
+  generateTokenKey,
+  importTokenKey,
+  listTokenKeys,
+  privateKeyAttributes,
+  finishSecp256k1,
+  type Pkcs11Config,
+  type Pkcs11BackendName,
+  type TokenKey,
+} from './pkcs11.js';
 export {
   TrustFileSchema,
   DriversConfigSchema,

@@ -4,8 +4,8 @@
  * `SigningKey`s that sign without ever exposing the secret; the software backend keeps each key in
  * its own versioned JSON file, encrypted at rest with a passphrase-derived key (scrypt, then
  * XChaCha20-Poly1305 with a random salt and nonce; the header is bound as associated data so a
- * swapped public key, curve or scope fails to decrypt). A YubiHSM backend implements the same
- * interface.
+ * swapped public key, curve or scope fails to decrypt). The PKCS#11 backend (`./pkcs11.ts`: a
+ * YubiHSM 2, a cloud HSM, SoftHSM2) implements the same interface.
  */
 import { xchacha20poly1305 } from '@noble/ciphers/chacha.js';
 import { ed25519 } from '@noble/curves/ed25519.js';
@@ -48,7 +48,8 @@ export interface KeyInfo {
 
 /** A place keys live. The signer only ever asks it to list and to sign. */
 export interface KeyBackend {
-  readonly name: 'software' | 'yubihsm';
+  /** What SignResponse.backend reports: `software`, `yubihsm`, or `pkcs11` for any other PKCS#11 token. */
+  readonly name: 'software' | 'yubihsm' | 'pkcs11';
   list(): KeyInfo[];
   /** The signing handle of a key, or null when it is not held or is locked. */
   signingKey(publicKeyHex: string): SigningKey | null;

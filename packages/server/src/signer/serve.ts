@@ -1,6 +1,6 @@
 /**
  * @module signer/serve
- * Wires a signer process together: unlock the keystore, read the trust file, load the driver
+ * Wires a signer process together: open the key backend (the keystore or a PKCS#11 token), read the trust file, load the driver
  * modules, open (and verify) the durable state, resolve the token, and listen on loopback.
  */
 import { parseWith, ValidationError } from '@vault/sdk';
@@ -10,19 +10,24 @@ import { dirname, join, resolve } from 'node:path';
 import { listen, readOrCreateSecretFile, type Listening } from '../http/index.js';
 import { createSignerApp } from './app.js';
 import { loadDriverModules } from './drivers.js';
-import { DEFAULT_KDF, loadOrCreateReceiptKey, SoftwareKeystore, type KdfParams } from './keystore.js';
+import { DEFAULT_KDF, loadOrCreateReceiptKey, SoftwareKeystore, type KdfParams, type KeyBackend } from './keystore.js';
+import { loadPkcs11Config, Pkcs11Backend } from './pkcs11.js';
 import { SignerState } from './state.js';
 import { DriversConfigSchema, loadTrust, type DriverModuleConfig } from './trust.js';
 
 export interface StartSignerOptions {
-  keystore: string;
+  /** The software keystore directory; or, instead, `pkcs11`. */
+  keystore?: string;
+  /** A PKCS#11 configuration file (`Pkcs11ConfigSchema`): the keys live in that token. */
+  pkcs11?: string;
   trust: string;
-  /** Receipts, signing history, the receipt key and the token file. Default `<keystore>/../signer-state`. */
+  /** Receipts, signing history, the receipt key and the token file. Default `<keystore>/../signer-state` (with `pkcs11`: beside its file). */
   stateDir?: string;
   /** A JSON file `{ "drivers": [{ "module", "options" }] }`; default: the trust file's `drivers`. */
   drivers?: string;
   host?: string;
   port?: number;
+  /** Seals the receipt key (and unlocks the keystore, when that is the backend). */
   passphrase: string;
   /** Default: VAULT_SIGNER_TOKEN, else a 0600 file `signer-token` in the state dir, created on first start. */
   token?: string;
@@ -38,7 +43,7 @@ export interface RunningSigner extends Listening {
   stop(): Promise<void>;
 }
 
-/** The state directory: `stateDir`, else `<keystore>/../signer-state`. */
+/** The state directory: `stateDir`, else `signer-state` beside the keystore directory (or the PKCS#11 configuration file). */
 export function signerStateDir(keystore: string, stateDir?: string): string {
   return resolve(stateDir ?? join(dirname(resolve(keystore)), 'signer-state'));
 }
@@ -60,9 +65,11 @@ export function resolveToken(stateDir: string, explicit?: string): { token: stri
  * await signer.stop()
  */
 export async function startSigner(options: StartSignerOptions): Promise<RunningSigner> {
-  const keystore = resolve(options.keystore);
+  if ((options.keystore === undefined) === (options.pkcs11 === undefined)) {
+    throw new ValidationError('keystore', [{ path: '', message: 'give exactly one key backend: keystore or pkcs11' }]);
+  }
   const trustPath = resolve(options.trust);
-  const stateDir = signerStateDir(keystore, options.stateDir);
+  const stateDir = signerStateDir((options.keystore ?? options.pkcs11) as string, options.stateDir);
   const trust = loadTrust(trustPath);
   let driverConfigs: readonly DriverModuleConfig[] = trust.file.drivers ?? [];
   let baseDir = dirname(trustPath);
@@ -78,10 +85,18 @@ export async function startSigner(options: StartSignerOptions): Promise<RunningS
     baseDir = dirname(path);
   }
   const { drivers, signers } = await loadDriverModules(driverConfigs, baseDir);
-  const keys = await SoftwareKeystore.unlock(keystore, options.passphrase);
-  const receiptKey = await loadOrCreateReceiptKey(stateDir, options.passphrase, options.kdf ?? DEFAULT_KDF);
-  const state = SignerState.open(stateDir, receiptKey);
-  receiptKey.fill(0);
+  // One backend per signer, chosen by configuration: nothing falls back from one to the other.
+  const keys: KeyBackend & { close?(): void } =
+    options.pkcs11 !== undefined ? await Pkcs11Backend.open(loadPkcs11Config(options.pkcs11)) : await SoftwareKeystore.unlock(resolve(options.keystore as string), options.passphrase);
+  let state: SignerState;
+  try {
+    const receiptKey = await loadOrCreateReceiptKey(stateDir, options.passphrase, options.kdf ?? DEFAULT_KDF);
+    state = SignerState.open(stateDir, receiptKey);
+    receiptKey.fill(0);
+  } catch (e) {
+    keys.close?.();
+    throw e;
+  }
   try {
     const { token, file } = resolveToken(stateDir, options.token);
     const app = createSignerApp({
@@ -101,10 +116,12 @@ export async function startSigner(options: StartSignerOptions): Promise<RunningS
       async stop() {
         await server.close();
         state.close();
+        keys.close?.();
       },
     };
   } catch (e) {
     state.close();
+    keys.close?.();
     throw e;
   }
 }

@@ -126,11 +126,11 @@ export interface World {
   cleanup(): void;
 }
 
-export async function makeWorld(options: { diskState?: boolean; policy?: (walletId: string) => PolicySet; scope?: KeyScope; trustKeys?: TrustFile['keys']; payloadFate?: boolean; registry?: TrustFile['assets']; burned?: string[]; lifetime?: IntentLifetimeInput } = {}): Promise<World> {
+export async function makeWorld(options: { held?: Uint8Array; diskState?: boolean; policy?: (walletId: string) => PolicySet; scope?: KeyScope; trustKeys?: TrustFile['keys']; payloadFate?: boolean; registry?: TrustFile['assets']; burned?: string[]; lifetime?: IntentLifetimeInput } = {}): Promise<World> {
   const ledger = new MemoryLedger();
   const keystoreDir = join(tempDir(), 'keys');
   const stateDir = join(options.diskState ? mkdtempSync(join(tmpdir(), 'vault-signer-')) : tempDir(), 'state');
-  const held = generateSecret('ed25519');
+  const held = options.held ?? generateSecret('ed25519');
   await createKey(keystoreDir, { curve: 'ed25519', passphrase: PASSPHRASE, kdf: TEST_KDF, secret: held, ...(options.scope ? { scope: options.scope } : {}) });
   const mw = memoryWallet({ ledger, wallet: 'treasury', members: 3, quorum: 2, secretKeys: [held, generateSecret('ed25519'), generateSecret('ed25519')] });
   const wallet = mw.wallet;
