@@ -75,7 +75,7 @@ function describeService(doc, slug) {
   const used = new Set();
   for (const { path, method, op } of ops) {
     lines.push(`<a id="${slug}-${op.operationId.toLowerCase()}"></a>`, `### ${method.toUpperCase()} \`${path}\``, '');
-    lines.push(`${op.summary ?? ''}${op.deprecated ? ' **Deprecated.**' : ''} Operation id \`${op.operationId}\`; ${op.security?.length ? 'needs a session' : 'no session'}.`, '');
+    lines.push(`${op.summary ? `${op.summary}.` : ''}${op.deprecated ? ' **Deprecated.**' : ''} Operation id \`${op.operationId}\`; ${op.security?.length ? 'needs a session' : 'no session'}.`, '');
     if (op.parameters?.length) {
       lines.push('| Parameter | In | Required | Schema |', '|---|---|---|---|');
       for (const p of op.parameters) lines.push(`| \`${p.name}\` | ${p.in} | ${p.required ? 'yes' : 'no'} | \`${JSON.stringify(p.schema)}\` |`);
