@@ -133,11 +133,11 @@ describe('README examples', () => {
     expect(diagnostics.get(exampleFileName(e)) ?? []).toEqual([]);
   });
 
-  it.each(runnable.map((e) => [e.pkg, e] as const))('%s: the README minimal example runs from the tarball', async (_pkg, e: ReadmeExample) => {
+  it.each(runnable.map((e) => [e.pkg ?? `${e.file}:${e.line}`, e] as const))('%s: the marked example runs from the installed tarballs', async (_pkg, e: ReadmeExample) => {
     const t = Date.now();
     const js = join(project, 'app', 'out', exampleFileName(e).replace(/\.ts$/, '.js'));
     const res = await run(process.execPath, [js], join(project, 'app'), 150_000);
-    timings[`run ${e.pkg}`] = Date.now() - t;
+    timings[`run ${e.pkg ?? e.file}`] = Date.now() - t;
     expect(res.code, res.out).toBe(0);
     expect(res.out.trim(), 'the example prints what it shows').not.toBe('');
   });
