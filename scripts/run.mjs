@@ -9,6 +9,9 @@
  *   node scripts/run.mjs bench           install? -> build -> pnpm -r --if-present bench
  *   node scripts/run.mjs build           install? -> build
  *   node scripts/run.mjs check:packages  install? -> build -> publint + attw on each publishable package
+ *   node scripts/run.mjs docs            install? -> build -> write docs/reference/{http-api,policy-rules}.md
+ *   node scripts/run.mjs pack [DIR]      install? -> build -> pnpm pack of each publishable package into DIR
+ *                                        (default dist-tarballs/): tarballs that install outside the workspace
  *
  * pnpm: the one on PATH if it is exactly PNPM_VERSION, else `npm exec --yes pnpm@PNPM_VERSION --`.
  * Install: `pnpm install --frozen-lockfile` when node_modules is missing or the lockfile (or a
@@ -22,6 +25,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DEFAULT_TARBALL_DIR, packTarballs } from './pack.mjs';
 
 const PNPM_VERSION = '10.34.8';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -381,6 +385,26 @@ const TASKS = {
     await ensureInstall();
     await build();
     await checkPackages();
+  },
+
+  async docs() {
+    await ensureInstall();
+    await build();
+    log('docs: node scripts/reference.mjs');
+    const code = await exec(process.execPath, [join('scripts', 'reference.mjs')], { shell: false });
+    if (code !== 0) throw new StepError('docs', `node scripts/reference.mjs exited with ${code}`);
+  },
+
+  async pack() {
+    await ensureInstall();
+    await build();
+    const dest = process.argv[3] ? resolve(process.argv[3]) : DEFAULT_TARBALL_DIR;
+    log(`pack: pnpm pack of each publishable package into ${relative(ROOT, dest) || dest}`);
+    try {
+      packTarballs(dest);
+    } catch (err) {
+      throw new StepError('pack', err.message);
+    }
   },
 
   async bench() {
