@@ -26,6 +26,7 @@ export * from './statements.js';
 export * from './restrictions.js';
 export { parseInitiator, formatIdentity, sameIdentity, isInitiator, approverIdentity, INITIATOR_RE, type Identity } from './identity.js';
 export { normalizeDestination } from './destination.js';
+export { deviceSessionMessage, DEVICE_SESSION_DOMAIN } from './device-session.js';
 export { formatUnits } from './units.js';
 export * from './receipts.js';
 export * from './policy/index.js';

@@ -257,6 +257,7 @@ describe('control-plane endpoints', () => {
       'GET /intents', 'GET /intent/{id}', 'GET /intent/{id}/protect', 'POST /intent/{id}/approve-signed', 'POST /intent/{id}/approve',
       'POST /intent/{id}/execute', 'GET /estate', 'GET /wallets/{id}/reconcile', 'GET /ledger/verify', 'GET /ledger/recent', 'POST /admin/reload',
       'POST /snapshot', 'GET /recovery/status', 'POST /pair/create', 'GET /pair/qr/{code}', 'POST /pair/claim', 'GET /devices', 'POST /devices/{id}/revoke',
+      'POST /device/challenge', 'POST /device/session', 'GET /device/intents',
     ];
     for (const line of spec) {
       const [method, path] = line.split(' ') as [string, string];
