@@ -20,14 +20,16 @@ import {
   type EventFilter,
   type IntentRequest,
 } from '@vault/sdk';
-import type { Context, MiddlewareHandler } from 'hono';
+import type { Context } from 'hono';
 import type { Hono } from 'hono';
 import QRCode from 'qrcode';
 import { z } from 'zod';
 import { createServiceApp, errorResponse, readJson } from '../http/app.js';
 import { bearerToken } from '../http/auth.js';
+import { allow, principalOf, type RouteKey } from './access.js';
+import { forbidden } from './device-auth.js';
 import { eventStream } from './event-stream.js';
-import { CreateWebhookRequestSchema, openApiDocument, SnapshotRequestSchema, UnlockRequestSchema } from './openapi.js';
+import { CreateWebhookRequestSchema, DeviceChallengeRequestSchema, DeviceSessionRequestSchema, openApiDocument, SnapshotRequestSchema, UnlockRequestSchema } from './openapi.js';
 import { publicIntent, type ControlPlane } from './service.js';
 import { WebhookIdSchema } from './webhooks/config.js';
 
@@ -116,12 +118,8 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
     });
   }
 
-  const session: MiddlewareHandler = async (c, next) => {
-    const token = bearerToken(c.req.header('authorization'));
-    cp.sessions.touch(token);
-    c.set('token' as never, token as never);
-    await next();
-  };
+  /** The table's check for `route` (access.ts): a live session whose principal may call it. */
+  const allowTo = (route: RouteKey) => allow(cp.sessions, route);
 
   app.onError((err, c) => {
     if (!(err instanceof VaultError) || err.code === -32603) {
@@ -157,59 +155,93 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
     return c.json(await cp.pairClaim(body));
   });
 
+  // A paired device signs in with its own key (device-auth.ts).
+  app.post('/device/challenge', async (c) => {
+    const body = await readJson(c, DeviceChallengeRequestSchema, 'device', SMALL_BODY_LIMIT);
+    return c.json(cp.deviceAuth.challenge(body.device_id));
+  });
+  app.post('/device/session', async (c) => {
+    const body = await readJson(c, DeviceSessionRequestSchema, 'device', SMALL_BODY_LIMIT);
+    return c.json(cp.deviceAuth.session(body));
+  });
+
   // -------------------------------------------------------------- session
-  app.post('/session/lock', session, (c) => {
+  app.post('/session/lock', allowTo('POST /session/lock'), (c) => {
     const token = bearerToken(c.req.header('authorization'));
     if (token) cp.sessions.revoke(token);
     return c.json({ locked: true });
   });
 
-  app.get('/wallets', session, (c) => c.json(cp.walletsView()));
-  app.get('/policy/:wallet', session, (c) => c.json(cp.policy(param(c, 'wallet', WalletIdSchema))));
-  app.get('/assets', session, (c) => c.json({ assets: cp.state.assets.assets, reserved: cp.state.assets.reserved }));
+  app.get('/wallets', allowTo('GET /wallets'), (c) => c.json(cp.walletsView()));
+  app.get('/policy/:wallet', allowTo('GET /policy/{wallet}'), (c) => c.json(cp.policy(param(c, 'wallet', WalletIdSchema))));
+  app.get('/assets', allowTo('GET /assets'), (c) => c.json({ assets: cp.state.assets.assets, reserved: cp.state.assets.reserved }));
 
-  app.post('/intent', session, async (c) => {
+  app.post('/intent', allowTo('POST /intent'), async (c) => {
     // Validated once, by normalizeIntent inside createIntent (same schema, same `intent.<field>` errors).
-    const req = await readJson(c, z.unknown(), 'intent', INTENT_BODY_LIMIT);
+    let req = await readJson(c, z.unknown(), 'intent', INTENT_BODY_LIMIT);
+    const who = principalOf(c);
+    if (who.kind === 'device') {
+      // A device initiates as itself: its identity is what the session proved, never what the body says.
+      const self = `device:${who.id}`;
+      const body = (typeof req === 'object' && req !== null && !Array.isArray(req) ? req : {}) as Record<string, unknown>;
+      if (body['initiator'] !== undefined && body['initiator'] !== self) throw forbidden(`a device session creates intents as ${self} only`);
+      req = { ...body, initiator: self };
+    }
     const r = await cp.createIntent(req as IntentRequest);
     return c.json({ intentId: r.intentId, status: r.status, decision: r.decision, receipt_head: r.receipt_head });
   });
 
-  app.get('/intents', session, (c) => {
+  app.get('/intents', allowTo('GET /intents'), (c) => {
     const q = c.req.query('limit');
     const limit = q === undefined ? 100 : Math.min(100, parseWith(LimitSchema, q, 'limit'));
     return c.json(cp.listIntents(limit));
   });
 
-  app.get('/intent/:id', session, async (c) => {
-    const r = await cp.refresh(param(c, 'id', IntentIdSchema));
+  app.get('/device/intents', allowTo('GET /device/intents'), (c) => {
+    const who = principalOf(c);
+    if (who.kind !== 'device') throw forbidden('GET /device/intents is a device route');
+    return c.json({ device: { id: who.id, role: who.role }, intents: cp.deviceIntents(who) });
+  });
+
+  app.get('/intent/:id', allowTo('GET /intent/{id}'), async (c) => {
+    const id = param(c, 'id', IntentIdSchema);
+    // Scoped before anything is read out (or written: refresh may re-evaluate and record).
+    cp.assertCanSee(principalOf(c), cp.getIntent(id));
+    const r = await cp.refresh(id);
     return c.json(publicIntent(r, cp.expiresAt(r)));
   });
-  app.get('/intent/:id/protect', session, async (c) => c.json(await cp.protect(param(c, 'id', IntentIdSchema))));
+  app.get('/intent/:id/protect', allowTo('GET /intent/{id}/protect'), async (c) => {
+    const id = param(c, 'id', IntentIdSchema);
+    cp.assertCanSee(principalOf(c), cp.getIntent(id));
+    return c.json(await cp.protect(id));
+  });
 
-  app.post('/intent/:id/approve-signed', session, async (c) => {
+  app.post('/intent/:id/approve-signed', allowTo('POST /intent/{id}/approve-signed'), async (c) => {
     const id = param(c, 'id', IntentIdSchema);
     const approval = await readJson(c, SignedApprovalSchema, 'approval', SMALL_BODY_LIMIT);
+    const who = principalOf(c);
+    // A device posts its own approvals only (the operator relays any device's signed approval).
+    if (who.kind === 'device' && approval.approver_id !== who.id) throw forbidden(`a device session posts approvals by ${who.id} only`);
     return c.json(await cp.approveSigned(id, approval));
   });
-  app.post('/intent/:id/approve', session, async (c) => c.json(await cp.approveUnsigned(param(c, 'id', IntentIdSchema))));
-  app.post('/intent/:id/cancel', session, async (c) => {
+  app.post('/intent/:id/approve', allowTo('POST /intent/{id}/approve'), async (c) => c.json(await cp.approveUnsigned(param(c, 'id', IntentIdSchema))));
+  app.post('/intent/:id/cancel', allowTo('POST /intent/{id}/cancel'), async (c) => {
     const id = param(c, 'id', IntentIdSchema);
-    // The operator may send no body at all; an initiator device sends its signed statement.
+    // The operator may send no body at all; an initiator device's signed statement is relayed.
     const body = hasBody(c) ? await readJson(c, CancelRequestSchema, 'cancel', SMALL_BODY_LIMIT) : {};
     return c.json(await cp.cancel(id, body));
   });
-  app.post('/intent/:id/execute', session, async (c) => c.json(await cp.execute(param(c, 'id', IntentIdSchema))));
+  app.post('/intent/:id/execute', allowTo('POST /intent/{id}/execute'), async (c) => c.json(await cp.execute(param(c, 'id', IntentIdSchema))));
 
-  app.get('/estate', session, async (c) => c.json(await cp.estate()));
-  app.get('/wallets/:id/reconcile', session, async (c) => c.json(await cp.reconcile(param(c, 'id', WalletIdSchema))));
-  app.get('/ledger/verify', session, (c) => c.json(cp.verifyLedger()));
-  app.get('/ledger/recent', session, (c) => {
+  app.get('/estate', allowTo('GET /estate'), async (c) => c.json(await cp.estate()));
+  app.get('/wallets/:id/reconcile', allowTo('GET /wallets/{id}/reconcile'), async (c) => c.json(await cp.reconcile(param(c, 'id', WalletIdSchema))));
+  app.get('/ledger/verify', allowTo('GET /ledger/verify'), (c) => c.json(cp.verifyLedger()));
+  app.get('/ledger/recent', allowTo('GET /ledger/recent'), (c) => {
     const q = c.req.query('limit');
     const limit = q === undefined ? 50 : parseWith(LimitSchema, q, 'limit');
     return c.json({ head: cp.head, receipts: cp.store.recentReceipts(limit) });
   });
-  app.get('/events', session, (c) => {
+  app.get('/events', allowTo('GET /events'), (c) => {
     const { after, filter } = eventQuery(c);
     const q = c.req.query('limit');
     const limit = q === undefined ? EVENTS_PAGE_DEFAULT : Math.min(EVENTS_PAGE_MAX, parseWith(LimitSchema, q, 'limit'));
@@ -217,7 +249,7 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
     return c.json({ events: page.events, next: eventId(page.next), has_more: page.next < cp.store.lastEventSeq });
   });
 
-  app.get('/events/stream', session, (c) => {
+  app.get('/events/stream', allowTo('GET /events/stream'), (c) => {
     const query = eventQuery(c);
     // A reconnecting client resumes after the last event it saw, whatever its URL says.
     const last = c.req.header('last-event-id');
@@ -243,38 +275,38 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
     return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' } });
   });
 
-  app.post('/admin/reload', session, async (c) => c.json(await cp.reload()));
+  app.post('/admin/reload', allowTo('POST /admin/reload'), async (c) => c.json(await cp.reload()));
 
-  app.post('/snapshot', session, async (c) => {
+  app.post('/snapshot', allowTo('POST /snapshot'), async (c) => {
     const body = hasBody(c) ? await readJson(c, SnapshotRequestSchema, 'snapshot', SMALL_BODY_LIMIT) : {};
     return c.json(cp.snapshot({ wallet: body.wallet }));
   });
 
-  app.get('/recovery/status', session, async (c) => c.json(await cp.recoveryStatus()));
+  app.get('/recovery/status', allowTo('GET /recovery/status'), async (c) => c.json(await cp.recoveryStatus()));
 
-  app.post('/pair/create', session, async (c) => {
+  app.post('/pair/create', allowTo('POST /pair/create'), async (c) => {
     const body = await readJson(c, PairCreateRequestSchema, 'pairing', SMALL_BODY_LIMIT);
     const p = cp.pairCreate(body.role, body.label);
     return c.json({ ...p, qr: `/pair/qr/${p.code}` });
   });
-  app.get('/devices', session, (c) => c.json({ devices: cp.devices() }));
-  app.post('/devices/:id/revoke', session, async (c) => c.json(await cp.revokeDevice(param(c, 'id', DeviceIdSchema))));
+  app.get('/devices', allowTo('GET /devices'), (c) => c.json({ devices: cp.devices() }));
+  app.post('/devices/:id/revoke', allowTo('POST /devices/{id}/revoke'), async (c) => c.json(await cp.revokeDevice(param(c, 'id', DeviceIdSchema))));
 
 
-  app.post('/webhooks', session, async (c) => {
+  app.post('/webhooks', allowTo('POST /webhooks'), async (c) => {
     const body = await readJson(c, CreateWebhookRequestSchema, 'webhook', SMALL_BODY_LIMIT);
     return c.json(await cp.webhooks.create(body));
   });
-  app.get('/webhooks', session, async (c) => c.json({ webhooks: await cp.webhooks.list() }));
-  app.delete('/webhooks/:id', session, async (c) => c.json(await cp.webhooks.remove(param(c, 'id', WebhookIdSchema))));
-  app.get('/webhooks/:id/deliveries', session, async (c) => {
+  app.get('/webhooks', allowTo('GET /webhooks'), async (c) => c.json({ webhooks: await cp.webhooks.list() }));
+  app.delete('/webhooks/:id', allowTo('DELETE /webhooks/{id}'), async (c) => c.json(await cp.webhooks.remove(param(c, 'id', WebhookIdSchema))));
+  app.get('/webhooks/:id/deliveries', allowTo('GET /webhooks/{id}/deliveries'), async (c) => {
     const id = param(c, 'id', WebhookIdSchema);
     const q = c.req.query('limit');
     const limit = q === undefined ? 100 : parseWith(LimitSchema, q, 'limit');
     const st = c.req.query('state');
     return c.json(await cp.webhooks.deliveries(id, limit, st === undefined ? undefined : parseWith(DeliveryStateSchema, st, 'state')));
   });
-  app.post('/webhooks/:id/deliveries/:delivery/resend', session, async (c) =>
+  app.post('/webhooks/:id/deliveries/:delivery/resend', allowTo('POST /webhooks/{id}/deliveries/{delivery}/resend'), async (c) =>
     c.json(await cp.webhooks.resend(param(c, 'id', WebhookIdSchema), param(c, 'delivery', EventIdSchema))),
   );
 

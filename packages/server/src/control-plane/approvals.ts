@@ -6,6 +6,7 @@
  */
 import {
   RefusedError,
+  rulesCountingApprover,
   STATUS_BY_DECISION,
   ValidationError,
   verifyApprovals,
@@ -74,6 +75,14 @@ export class Approvals {
         const paths: Partial<Record<ApprovalProblem, string>> = { wrong_intent: 'intent', bad_signature: 'signature.sig', malformed: '', stale: 'at', future: 'at', expired: 'at' };
         const path = paths[problem.reason] ?? 'approver_id';
         throw new ValidationError('approval', [{ path, message: problem.message }], { data: { reason: problem.reason } });
+      }
+      // A verified approval that no rule of the wallet's policy counts would be recorded with
+      // weight 0 and change nothing (a reject from it would even close the intent): refuse it and
+      // say why, so the device's owner learns to ask for a policy change.
+      if (rulesCountingApprover(this.#core.policy(cur.intent.wallet), approval.approver_id).length === 0) {
+        throw new RefusedError(`approver ${approval.approver_id} is counted by no rule of wallet ${cur.intent.wallet}'s policy: its approval would change nothing`, {
+          data: { reason: 'not_counted', approver_id: approval.approver_id, wallet: cur.intent.wallet },
+        });
       }
       const approvals = [...cur.approvals.filter((a) => a.approver_id !== approval.approver_id), approval];
       const decision = this.#intents.evaluate({ ...cur, approvals }, cur);

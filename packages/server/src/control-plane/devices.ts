@@ -4,7 +4,7 @@
  * over the challenge, revocation (pushed to every signer at once). Each change of state.json is
  * built and checked before anything is written, under the state lock, with its receipt.
  */
-import { fromHex, NotFoundError, RefusedError, sha256Hex, ValidationError, verifyEd25519 } from '@vault/sdk';
+import { fromHex, NotFoundError, RefusedError, rulesCountingApprover, sha256Hex, ValidationError, verifyEd25519 } from '@vault/sdk';
 import { randomBytes } from 'node:crypto';
 import { STATE_FILE, type Core } from './core.js';
 import type { Restrictions } from './restrictions.js';
@@ -102,8 +102,22 @@ export class Devices {
       await this.#core.writer.appendReceipt(receipt);
       this.#core.writeState(next);
       this.#core.log({ event: 'paired', role: device.role });
-      return { paired: true, device: publicDevice(device) };
+      return { paired: true, device: publicDevice(device), ...this.countedBy(device) };
     });
+  }
+
+  /**
+   * Which wallets' policies count this device's approvals (an approver's), with the rules: the
+   * truth a pairing answer owes its device, instead of approvals that answer 200 and count 0.
+   */
+  countedBy(device: Device): { counted_by: { wallet: string; rules: { index: number; rule: string; weight: number | null }[] }[]; note?: string } {
+    if (device.role !== 'approver') return { counted_by: [] };
+    const counted_by = this.#core.state.wallets
+      .map((w) => ({ wallet: w.wallet, rules: rulesCountingApprover(this.#core.policy(w.wallet), device.id) }))
+      .filter((x) => x.rules.length > 0);
+    return counted_by.length > 0
+      ? { counted_by }
+      : { counted_by, note: `no wallet's policy counts ${device.id} yet: its approvals will be refused until a policy lists it in an approval_threshold` };
   }
 
   devices(): Record<string, unknown>[] {

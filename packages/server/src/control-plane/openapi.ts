@@ -5,6 +5,7 @@
  */
 import { PairClaimRequestSchema, PairCreateRequestSchema, jsonSchemas } from '@vault/sdk';
 import { z } from 'zod';
+import { ACCESS, type RouteKey } from './access.js';
 import { EventTypeFilterSchema, WebhookUrlSchema } from './webhooks/config.js';
 
 export const UnlockRequestSchema = z.strictObject({ passphrase: z.string().min(1, 'passphrase is required').max(1024) });
@@ -14,6 +15,13 @@ export const CreateWebhookRequestSchema = z.strictObject({
   url: WebhookUrlSchema,
   types: z.array(EventTypeFilterSchema).max(64).optional(),
   description: z.string().max(256).optional(),
+});
+const DeviceIdSchema = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'device id: 1..128 of A-Z a-z 0-9 . _ : -');
+export const DeviceChallengeRequestSchema = z.strictObject({ device_id: DeviceIdSchema });
+export const DeviceSessionRequestSchema = z.strictObject({
+  device_id: DeviceIdSchema,
+  challenge: z.string().regex(/^[0-9a-f]{64}$/, 'challenge must be 32 bytes as 64 lowercase hex digits'),
+  signature: z.string().regex(/^[0-9a-f]{128}$/, 'signature must be 64 bytes as 128 lowercase hex digits').describe('ed25519 over deviceSessionMessage({device, challenge})'),
 });
 
 interface Op {
@@ -68,6 +76,9 @@ export const ROUTES: readonly Op[] = [
   { method: 'post', path: '/pair/create', summary: 'A single-use, 5-minute pairing code', auth: true, body: 'PairCreateRequest', ok: 'Object', errors: [400] },
   { method: 'get', path: '/pair/qr/{code}', summary: 'The pairing QR code as SVG', auth: false, ok: null, okType: 'image/svg+xml', params: [idParam('code')], errors: [403] },
   { method: 'post', path: '/pair/claim', summary: 'Register a device (no session, by design)', auth: false, body: 'PairClaimRequest', ok: 'Object', errors: [400, 403] },
+  { method: 'post', path: '/device/challenge', summary: 'A single-use challenge for a paired device to sign (60 s)', auth: false, body: 'DeviceChallengeRequest', ok: 'Object', errors: [400, 401] },
+  { method: 'post', path: '/device/session', summary: "A device session from the device's signature over its challenge", auth: false, body: 'DeviceSessionRequest', ok: 'Object', errors: [400, 401] },
+  { method: 'get', path: '/device/intents', summary: "A device's intents: an approver's queue, an initiator's own, everything for a viewer", auth: true, ok: 'Object' },
   { method: 'get', path: '/devices', summary: 'Paired devices', auth: true, ok: 'Object' },
   { method: 'post', path: '/devices/{id}/revoke', summary: 'Revoke a device: its approvals stop counting at once', auth: true, ok: 'Object', params: [idParam('id')], errors: [404] },
   { method: 'get', path: '/events', summary: 'The event log in order, one page (next is the cursor)', auth: true, ok: 'EventPage', params: [...EVENT_FILTERS, { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } }], errors: [400] },
@@ -105,7 +116,7 @@ function clean(schema: Record<string, unknown>): Record<string, unknown> {
 export function openApiDocument(): Record<string, unknown> {
   const schemas: Record<string, unknown> = {};
   for (const [name, s] of Object.entries(jsonSchemas())) schemas[name] = clean(s);
-  const extra = { UnlockRequest: UnlockRequestSchema, SnapshotRequest: SnapshotRequestSchema, PairCreateRequest: PairCreateRequestSchema, PairClaimRequest: PairClaimRequestSchema, CreateWebhookRequest: CreateWebhookRequestSchema };
+  const extra = { UnlockRequest: UnlockRequestSchema, SnapshotRequest: SnapshotRequestSchema, PairCreateRequest: PairCreateRequestSchema, PairClaimRequest: PairClaimRequestSchema, CreateWebhookRequest: CreateWebhookRequestSchema, DeviceChallengeRequest: DeviceChallengeRequestSchema, DeviceSessionRequest: DeviceSessionRequestSchema };
   for (const [name, s] of Object.entries(extra)) schemas[name] = clean(z.toJSONSchema(s, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>);
   schemas['Object'] = { type: 'object', additionalProperties: true };
   schemas['ObjectArray'] = { type: 'array', items: { type: 'object', additionalProperties: true } };
@@ -117,7 +128,7 @@ export function openApiDocument(): Record<string, unknown> {
         ? { description: 'OK', content: { [r.okType ?? 'application/json']: { schema: { type: 'string' } } } }
         : { description: 'OK', content: { 'application/json': { schema: { $ref: `#/components/schemas/${r.ok}` } } } },
     };
-    const errs = new Set([...(r.errors ?? []), ...(r.auth ? [401] : [])]);
+    const errs = new Set([...(r.errors ?? []), ...(r.auth ? [401, 403] : [])]);
     for (const e of errs) responses[String(e)] = { description: errorStatuses[e] ?? 'error', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } } };
     const op: Record<string, unknown> = {
       summary: r.summary,
@@ -128,6 +139,9 @@ export function openApiDocument(): Record<string, unknown> {
     if (r.params) op['parameters'] = r.params.map((p) => ({ ...p, required: p.in === 'path' }));
     if (r.body) op['requestBody'] = { required: r.path !== '/snapshot' && r.path !== '/intent/{id}/cancel', content: { 'application/json': { schema: { $ref: `#/components/schemas/${r.body}` } } } };
     if (r.deprecated) op['deprecated'] = true;
+    // Who may call it (access.ts): the same table the server enforces.
+    const key = `${r.method.toUpperCase()} ${r.path}` as RouteKey;
+    if (r.auth) op['x-vault-roles'] = ACCESS[key] ?? [];
     (paths[r.path] ??= {})[r.method] = op;
   }
   return {

@@ -12,6 +12,7 @@
  */
 import {
   fromHex,
+  rulesCountingApprover,
   parseWith,
   RefusedError,
   SessionError,
@@ -58,7 +59,8 @@ import { EXPIRY_SWEEP_MS, Lifecycle } from './lifecycle.js';
 import { Protections } from './protect.js';
 import { Restrictions } from './restrictions.js';
 import { PassphraseFileSchema, ReceiptSigner, verifyPassphrase, type PassphraseFile } from './secrets.js';
-import { SessionStore, UnlockQueue } from './sessions.js';
+import { SessionStore, UnlockQueue, type Principal } from './sessions.js';
+import { DeviceAuth, forbidden } from './device-auth.js';
 import { Signers } from './signers.js';
 import { readStateFile, type Device, type StateFile } from './state.js';
 import { IntentStore, type IntentRecord } from './store.js';
@@ -88,6 +90,7 @@ export class ControlPlane {
   readonly store: IntentStore;
   readonly sessions: SessionStore;
   readonly unlockQueue: UnlockQueue;
+  readonly deviceAuth: DeviceAuth;
   readonly receiptSigner: ReceiptSigner;
   readonly now: () => number;
   readonly startedAt: number;
@@ -117,6 +120,7 @@ export class ControlPlane {
     this.#passphrase = passphrase;
     this.sessions = new SessionStore(this.now, opts.sessionIdleSeconds, opts.sessionAbsoluteSeconds);
     this.unlockQueue = new UnlockQueue(opts.unlockQueueMax);
+    this.deviceAuth = new DeviceAuth(core, this.sessions);
     this.#protections = new Protections(core);
     this.#restrictions = new Restrictions(core);
     this.#signers = new Signers(core, this.#restrictions);
@@ -387,8 +391,45 @@ export class ControlPlane {
   }
 
   /** POST /devices/{id}/revoke: revoked in state.json with its receipt, then pushed to every signer. */
-  revokeDevice(id: string): Promise<Record<string, unknown>> {
-    return this.#devices.revokeDevice(id);
+  async revokeDevice(id: string): Promise<Record<string, unknown>> {
+    const out = await this.#devices.revokeDevice(id);
+    this.deviceAuth.revoked(id);
+    return out;
+  }
+  // ---------------------------------------------------------------- what a device may see
+  /**
+   * Throws 403 unless `principal` may read this intent: the operator and viewers read all; an
+   * approver reads the intents of wallets whose policy counts it; an initiator its own.
+   */
+  assertCanSee(principal: Principal, record: IntentRecord): void {
+    if (principal.kind === 'operator' || principal.role === 'viewer') return;
+    if (principal.role === 'approver') {
+      if (rulesCountingApprover(this.#core.policy(record.intent.wallet), principal.id).length > 0) return;
+      throw forbidden(`wallet ${record.intent.wallet}'s policy does not count ${principal.id}`);
+    }
+    if (record.intent.initiator === `device:${principal.id}`) return;
+    throw forbidden(`intent ${record.intentId} was not created by device:${principal.id}`);
+  }
+
+  /**
+   * GET /device/intents: an approver's queue (intents waiting for approvals in wallets whose
+   * policy counts it, not yet answered by it), an initiator's own intents, or everything recent for a viewer.
+   */
+  deviceIntents(principal: Extract<Principal, { kind: 'device' }>, limit = INTENT_LIST_MAX): Record<string, unknown>[] {
+    const out: Record<string, unknown>[] = [];
+    for (const r of this.store.recent(INTENT_LIST_MAX)) {
+      if (out.length >= limit) break;
+      if (principal.role === 'approver') {
+        // Waiting for approvals: an allowed or timelocked intent needs nothing from it.
+        if (r.status !== 'pending_approvals') continue;
+        const rules = rulesCountingApprover(this.#core.policy(r.intent.wallet), principal.id);
+        if (rules.length === 0 || r.approvals.some((a) => a.approver_id === principal.id)) continue;
+      } else if (principal.role === 'initiator' && r.intent.initiator !== `device:${principal.id}`) {
+        continue;
+      }
+      out.push(publicIntent(r));
+    }
+    return out;
   }
 
   health(): Record<string, unknown> {

@@ -13,10 +13,19 @@ export const MAX_SESSIONS = 64;
 /** Passphrase checks waiting for their turn, at most (see UnlockQueue). */
 export const UNLOCK_QUEUE_MAX = 4096;
 
+/**
+ * Who a session speaks for: the operator (the state's passphrase: the first admin), or a paired
+ * device that proved its key (POST /device/session), with its role.
+ */
+export type Principal = { kind: 'operator'; name: string; role: 'admin' } | { kind: 'device'; id: string; role: 'approver' | 'initiator' | 'viewer' };
+
 interface Session {
   created: number;
   last: number;
+  principal: Principal;
 }
+
+const OPERATOR: Principal = Object.freeze({ kind: 'operator', name: 'operator', role: 'admin' });
 
 function digest(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
@@ -30,8 +39,8 @@ export class SessionStore {
     readonly absoluteSeconds = SESSION_ABSOLUTE_SECONDS,
   ) {}
 
-  /** A new session: the token and when it expires if left idle. */
-  create(): { token: string; expires_at: number } {
+  /** A new session for `principal` (the operator unless given): the token and when it expires if left idle. */
+  create(principal: Principal = OPERATOR): { token: string; expires_at: number } {
     const t = this.now();
     this.#prune(t);
     if (this.#sessions.size >= MAX_SESSIONS) {
@@ -41,8 +50,8 @@ export class SessionStore {
       if (oldest) this.#sessions.delete(oldest[0]);
     }
     const token = randomBytes(32).toString('base64url');
-    this.#sessions.set(digest(token), { created: t, last: t });
-    return { token, expires_at: this.#expiry({ created: t, last: t }) };
+    this.#sessions.set(digest(token), { created: t, last: t, principal });
+    return { token, expires_at: this.#expiry({ created: t, last: t, principal }) };
   }
 
   #expiry(s: Session): number {
@@ -50,7 +59,7 @@ export class SessionStore {
   }
 
   /** Checks a token and slides its idle expiry. Throws SessionError (4100) when absent or expired. */
-  touch(token: string | null): { expires_at: number } {
+  touch(token: string | null): { expires_at: number; principal: Principal } {
     if (token === null) throw new SessionError('session required: send Authorization: Bearer <token> from POST /session/unlock');
     const key = digest(token);
     const s = this.#sessions.get(key);
@@ -65,7 +74,19 @@ export class SessionStore {
       throw new SessionError('session expired (idle)', { data: { reason: 'expired_idle' } });
     }
     s.last = t;
-    return { expires_at: this.#expiry(s) };
+    return { expires_at: this.#expiry(s), principal: s.principal };
+  }
+
+  /** Ends every session of a device (it was revoked): its token stops working at once. */
+  revokeDevice(id: string): number {
+    let n = 0;
+    for (const [k, s] of this.#sessions) {
+      if (s.principal.kind === 'device' && s.principal.id === id) {
+        this.#sessions.delete(k);
+        n += 1;
+      }
+    }
+    return n;
   }
 
   revoke(token: string): boolean {

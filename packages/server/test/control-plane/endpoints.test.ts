@@ -259,6 +259,7 @@ describe('control-plane endpoints', () => {
       'POST /snapshot', 'GET /recovery/status', 'POST /pair/create', 'GET /pair/qr/{code}', 'POST /pair/claim', 'GET /devices', 'POST /devices/{id}/revoke',
       'GET /events', 'GET /events/stream',
       'POST /webhooks', 'GET /webhooks', 'DELETE /webhooks/{id}', 'GET /webhooks/{id}/deliveries', 'POST /webhooks/{id}/deliveries/{delivery}/resend',
+      'POST /device/challenge', 'POST /device/session', 'GET /device/intents',
     ];
     for (const line of spec) {
       const [method, path] = line.split(' ') as [string, string];

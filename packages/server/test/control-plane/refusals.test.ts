@@ -109,6 +109,13 @@ describe('attack: refused requests change state', () => {
       { method: 'POST', route: '/pair/claim', path: '/pair/claim', token: null, body: claimBody('no-such-code', code.challenge), status: 403 },
       { method: 'POST', route: '/pair/claim', path: '/pair/claim', token: null, body: json({ code: code.code, public_key: 'zz', signature: '00', label: 'x' }), status: 400, field: 'public_key' },
       { method: 'POST', route: '/pair/claim', path: '/pair/claim', token: null, body: json({ code: code.code }), status: 400 },
+      // /device/challenge and /device/session (no session): malformed, unknown device, no challenge
+      { method: 'POST', route: '/device/challenge', path: '/device/challenge', token: null, body: json({ device_id: 'a b' }), status: 400, field: 'device_id' },
+      { method: 'POST', route: '/device/challenge', path: '/device/challenge', token: null, body: json({ device_id: 'alice', extra: 1 }), status: 400 },
+      { method: 'POST', route: '/device/challenge', path: '/device/challenge', token: null, body: json({ device_id: 'nobody' }), status: 401 },
+      { method: 'POST', route: '/device/session', path: '/device/session', token: null, body: json({ device_id: 'alice', challenge: 'zz', signature: '00'.repeat(64) }), status: 400, field: 'challenge' },
+      { method: 'POST', route: '/device/session', path: '/device/session', token: null, body: json({ device_id: 'alice', challenge: 'ab'.repeat(32), signature: '00' }), status: 400, field: 'signature' },
+      { method: 'POST', route: '/device/session', path: '/device/session', token: null, body: json({ device_id: 'alice', challenge: 'ab'.repeat(32), signature: '00'.repeat(64) }), status: 401 },
       // /devices/{id}/revoke
       { method: 'POST', route: '/devices/{id}/revoke', path: '/devices/dev_0000000000000000/revoke', status: 404 },
       { method: 'POST', route: '/devices/{id}/revoke', path: `/devices/${encodeURIComponent('a b')}/revoke`, status: 400, message: /^invalid id/ },
