@@ -8,9 +8,9 @@ import { OPERATION_KINDS } from '../schemas/intent.js';
 import { CHAIN_PARAMS_KINDS } from '../schemas/wallet.js';
 import type { ChainDriver, ChainSigner } from './types.js';
 
-const DRIVER_METHODS = [
+/** The methods every ChainDriver must have (the rest, `fee` and `defaultMaxFee`, are optional for now). */
+export const CHAIN_DRIVER_METHODS = [
   'validateAddress',
-  'networkOf',
   'fetchParams',
   'fetchProtectInputs',
   'buildPayload',
@@ -19,9 +19,11 @@ const DRIVER_METHODS = [
   'confirm',
   'balances',
   'controlState',
+  'payloadFate',
 ] as const satisfies readonly (keyof ChainDriver)[];
 
-const SIGNER_METHODS = ['deriveAddress', 'signPayload'] as const satisfies readonly (keyof ChainSigner)[];
+/** The methods every ChainSigner must have. */
+export const CHAIN_SIGNER_METHODS = ['deriveAddress', 'signPayload'] as const satisfies readonly (keyof ChainSigner)[];
 
 const CHAIN_RE = /^[a-z0-9][a-z0-9-]*:[A-Za-z0-9._-]{1,64}$/;
 
@@ -40,20 +42,19 @@ function checkCommon(kind: string, p: { name?: unknown; family?: unknown; chains
 }
 
 /**
- * Declares a ChainDriver. Returns the same object, frozen, after checking its shape.
+ * Declares a ChainDriver. Returns the same object, frozen, after checking its shape: every
+ * required method (`payloadFate` included: it is the double-spend rule) and `fee` with
+ * `defaultMaxFee` or neither.
  *
  * @example
  * export const myDriver = defineChainDriver({ name: 'my-driver', family: 'toy', chains: ['toy:devnet'], ... })
  */
 export function defineChainDriver<const D extends ChainDriver>(driver: D): D {
   checkCommon('driver', driver);
-  for (const m of DRIVER_METHODS) {
+  for (const m of CHAIN_DRIVER_METHODS) {
     if (typeof driver[m] !== 'function') {
       throw new DriverRegistryError('invalid_driver', `invalid driver ${driver.name}: ${m} must be a function`);
     }
-  }
-  if (driver.payloadFate !== undefined && typeof driver.payloadFate !== 'function') {
-    throw new DriverRegistryError('invalid_driver', `invalid driver ${driver.name}: payloadFate, when present, must be a function`);
   }
   // The fee and its default cap come together: a fee with no default would leave a signer without
   // a cap, a default with no fee would be a cap on nothing.
@@ -90,7 +91,7 @@ export function defineChainDriver<const D extends ChainDriver>(driver: D): D {
  */
 export function defineChainSigner<const S extends ChainSigner>(signer: S): S {
   checkCommon('signer', signer);
-  for (const m of SIGNER_METHODS) {
+  for (const m of CHAIN_SIGNER_METHODS) {
     if (typeof signer[m] !== 'function') {
       throw new DriverRegistryError('invalid_driver', `invalid signer ${signer.name}: ${m} must be a function`);
     }

@@ -15,8 +15,7 @@ function driver(name: string, chains: string[], overrides: Partial<ChainDriver> 
     chains,
     paramsKind: 'xrpl',
     operations: ['transfer'],
-    validateAddress: () => ({ valid: true, normalized: 'x' }),
-    networkOf: () => null,
+    validateAddress: () => ({ valid: true, normalized: 'x', network: null }),
     fetchParams: notUsed,
     fetchProtectInputs: notUsed,
     buildPayload: notUsed,
@@ -25,6 +24,7 @@ function driver(name: string, chains: string[], overrides: Partial<ChainDriver> 
     confirm: notUsed,
     balances: notUsed,
     controlState: notUsed,
+    payloadFate: notUsed,
     ...overrides,
   };
 }
