@@ -286,7 +286,7 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
           if (check.valid) {
             expect(typeof check.normalized).toBe('string');
             // the signer normalises what the control plane stored: the form must be a fixed point
-            expect(driver.validateAddress({ chain: f.chain, address: check.normalized }), `validateAddress(${check.normalized}) again`).toEqual(check);
+            expect(driver.validateAddress({ chain: f.chain, address: check.normalized }), `validateAddress(${check.normalized}) again`).toMatchObject({ valid: true, normalized: check.normalized });
             // An address of the fixture's chain is bound to no network or to that one: any other
             // and the network_separation guard would refuse it as a destination.
             expect(check.network === null || check.network === f.chain, `validateAddress(${address}).network must be null or ${f.chain}, got ${String(check.network)}`).toBe(true);
