@@ -114,7 +114,7 @@ export function createEvmSafeProvisioner(options: EvmSafeProvisionerOptions): Wa
     const owners = request.members.map((m, i) => {
       const at = `members.${i}`;
       if (typeof m !== 'object' || m === null) invalid(at, 'must be an object');
-      const check = typeof m.address === 'string' ? driver.validateAddress(chain, m.address) : { valid: false as const, reason: 'must be a string' };
+      const check = typeof m.address === 'string' ? driver.validateAddress({ chain, address: m.address }) : { valid: false as const, reason: 'must be a string' };
       if (!check.valid) invalid(`${at}.address`, check.reason);
       const address = check.normalized as Address;
       if (BigInt(address) <= 1n) invalid(`${at}.address`, 'the zero address and the owner-list sentinel 0x…01 cannot own a Safe');
@@ -153,7 +153,7 @@ export function createEvmSafeProvisioner(options: EvmSafeProvisionerOptions): Wa
       if (e.wallet !== wallet) invalid('existing.wallet', `the existing descriptor is wallet ${JSON.stringify(e.wallet)}, the request ${JSON.stringify(wallet)}`);
       if (e.chain !== chain) invalid('existing.chain', `the existing descriptor is on ${e.chain}, the request on ${chain}`);
       if (e.control.kind !== 'evm_safe') invalid('existing.control.kind', `the EVM Safe provisioner takes evm_safe descriptors, not ${e.control.kind}`);
-      const safe = driver.validateAddress(chain, e.control.safe);
+      const safe = driver.validateAddress({ chain, address: e.control.safe });
       if (!safe.valid) invalid('existing.control.safe', safe.reason);
       out.existing = { safe: safe.normalized as Address };
     }
@@ -198,7 +198,7 @@ export function createEvmSafeProvisioner(options: EvmSafeProvisionerOptions): Wa
 
   const readState = async (ctx: ChainCtx, safe: Address): Promise<SafeState> => {
     const wallet: WalletDescriptor = { wallet: 'provision', chain: ctx.chain, control: { kind: 'evm_safe', safe, owners: [], threshold: 1 } };
-    const control = await driver.controlState(wallet);
+    const control = await driver.controlState({ wallet });
     const singletonWord = await rpcCall(ctx, 'eth_getStorageAt(0)', () => ctx.client.getStorageAt({ address: safe, slot: '0x0' }));
     const guardWord = await rpcCall(ctx, 'eth_getStorageAt(guard)', () => ctx.client.getStorageAt({ address: safe, slot: GUARD_SLOT }));
     const [modules] = await rpcCall(ctx, 'Safe.getModulesPaginated()', () =>
