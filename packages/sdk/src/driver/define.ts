@@ -50,6 +50,21 @@ function checkCommon(kind: string, p: { name?: unknown; family?: unknown; chains
  * export const myDriver = defineChainDriver({ name: 'my-driver', family: 'toy', chains: ['toy:devnet'], ... })
  */
 export function defineChainDriver<const D extends ChainDriver>(driver: D): D {
+  assertChainDriver(driver);
+  Object.freeze(driver.chains);
+  Object.freeze(driver.operations);
+  return Object.freeze(driver);
+}
+
+/**
+ * Checks a ChainDriver's shape without freezing it, as `defineChainDriver` does: the servers run
+ * it on every driver a plugin module creates, so a driver that skipped `defineChainDriver` (and
+ * lacks, say, `payloadFate`) is refused at start-up, not on the first second payload.
+ *
+ * @example
+ * assertChainDriver(await plugin.createDriver(options)) // throws DriverRegistryError('invalid_driver') naming what is missing
+ */
+export function assertChainDriver(driver: ChainDriver): void {
   checkCommon('driver', driver);
   for (const m of CHAIN_DRIVER_METHODS) {
     if (typeof driver[m] !== 'function') {
@@ -78,9 +93,6 @@ export function defineChainDriver<const D extends ChainDriver>(driver: D): D {
   if (!Array.isArray(driver.operations) || driver.operations.length === 0) {
     throw new DriverRegistryError('invalid_driver', `invalid driver ${driver.name}: operations must list at least one operation`);
   }
-  Object.freeze(driver.chains);
-  Object.freeze(driver.operations);
-  return Object.freeze(driver);
 }
 
 /**
@@ -90,12 +102,22 @@ export function defineChainDriver<const D extends ChainDriver>(driver: D): D {
  * export const mySigner = defineChainSigner({ name: 'my-driver/signer', family: 'toy', chains: ['toy:devnet'], deriveAddress, signPayload })
  */
 export function defineChainSigner<const S extends ChainSigner>(signer: S): S {
+  assertChainSigner(signer);
+  Object.freeze(signer.chains);
+  return Object.freeze(signer);
+}
+
+/**
+ * Checks a ChainSigner's shape without freezing it (see assertChainDriver).
+ *
+ * @example
+ * assertChainSigner(await plugin.createSigner(options))
+ */
+export function assertChainSigner(signer: ChainSigner): void {
   checkCommon('signer', signer);
   for (const m of CHAIN_SIGNER_METHODS) {
     if (typeof signer[m] !== 'function') {
       throw new DriverRegistryError('invalid_driver', `invalid signer ${signer.name}: ${m} must be a function`);
     }
   }
-  Object.freeze(signer.chains);
-  return Object.freeze(signer);
 }

@@ -98,9 +98,9 @@ export interface ChainProtectFacts {
   /** The intent's destination. */
   destination: AddressLedgerFacts;
   /**
-   * The asset's issuer or contract, when the intent names an `asset_issuer` that is an address of
-   * this chain; null for the native asset and for issuer forms that are not an address
-   * (`CODE:ISSUER`, an MPT issuance id).
+   * The account that issues the asset, or its contract, when the intent names an `asset_issuer`
+   * the driver resolves to one (an ERC-20 contract, the account of `ACCOUNT.CODE`, `CODE:ISSUER` or
+   * an MPT issuance); null for the native asset and for an issuer the driver cannot resolve.
    */
   issuer: AddressLedgerFacts | null;
   /**
@@ -149,6 +149,7 @@ export interface AssembleInput {
   wallet: WalletDescriptor;
 }
 
+/** The blob at quorum, or a short quorum with who is missing and which contributions did not count. */
 export type AssembleResult =
   | {
       ok: true;
@@ -177,6 +178,7 @@ export interface SubmitInput {
   blob: string;
 }
 
+/** What the ledger said to a blob: taken (`submitted`), or refused with its own code. */
 export type SubmitResult =
   | { status: 'submitted'; txHash: string; code: string; message?: string }
   | { status: 'rejected'; txHash: string; code: string; message: string; retriable: boolean };
@@ -190,6 +192,7 @@ export interface ConfirmInput {
   built: BuiltPayload;
 }
 
+/** Final (`confirmed`, `failed`) or not yet (`pending`); `dead` only when the payload can never land. */
 export type ConfirmResult =
   | {
       status: 'confirmed';
@@ -202,20 +205,27 @@ export type ConfirmResult =
   | { status: 'failed'; txHash: string; code: string; message: string; /** the payload can never land */ dead: boolean }
   | { status: 'pending'; txHash: string };
 
+/** One holding of a wallet, as the ledger reports it. */
 export interface Balance {
   /** `native` or the asset id in the ledger's own notation (ACCOUNT.CODE, CODE:ISSUER, 0x…). */
   asset: string;
+  /** The ticker the ledger gives it (XRP, an IOU code, an ERC-20 symbol). */
   symbol: string;
   /** Integer minor units as a decimal string. */
   amount: string;
+  /** Minor units per unit, as a power of ten. */
   decimals: number;
+  /** Ledger-specific states (`authorized`, `frozen`…); the control plane adds canonical/counterfeit. */
   flags?: Record<string, boolean>;
 }
 
 /** The wallet's control as the ledger itself records it (signer list / owners and quorum). */
 export interface ControlState {
+  /** The account (or Safe) the ledger holds. */
   address: string;
+  /** Who can sign for it, with their weights (signer list entries, Safe owners at weight 1). */
   members: { address: string; weight: number }[];
+  /** The weight a transaction needs. */
   quorum: number;
   /** Native multisig: is the master key still able to sign on its own? */
   masterKeyEnabled?: boolean;
@@ -296,9 +306,10 @@ export interface ChainDriver {
    * (`normalizeDestination`), both services before each guard run.
    *
    * @example
-   * driver.validateAddress({ chain: 'xrpl:testnet', address: 'XVLhHMPHU98es4dbozjVtdWzVrDjtV18pX8yuPT7y4xaEHi' })
-   * // { valid: true, normalized: 'XVLhHMPHU98es4dbozjVtdWzVrDjtV18pX8yuPT7y4xaEHi', network: 'xrpl:mainnet' }
-   * driver.validateAddress({ chain: 'xrpl:testnet', address: '0xabc' }) // { valid: false, reason: 'not a classic address or X-address' }
+   * driver.validateAddress({ chain: 'xrpl:mainnet', address: 'XVLhHMPHU98es4dbozjVtdWzVrDjtV18pX8yuPT7y4xaEHi' })
+   * // { valid: true, normalized: 'XVLhHMPHU98es4dbozjVtdWzVrDjtV18pX8yuPT7y4xaEHi', network: 'xrpl:mainnet' } (an X-address with a tag keeps it)
+   * driver.validateAddress({ chain: 'xrpl:mainnet', address: 'rGWrZyQqhTp9Xu7G5Pkayo7bXjH4k4QYpf' }) // { valid: true, normalized: 'rGWr…', network: null }
+   * driver.validateAddress({ chain: 'xrpl:testnet', address: '0xabc' }) // { valid: false, reason: 'not an XRPL address (classic r… or X-address)' }
    */
   validateAddress(input: ValidateAddressInput): AddressCheck;
 
@@ -448,6 +459,9 @@ export interface SigningKey {
    * ed25519: signs `message` (any length), returns 64 bytes.
    * secp256k1: `message` MUST be a 32-byte digest; returns 65 bytes `r || s || recovery` with
    * low-s normalisation.
+   *
+   * @example
+   * const signature = await key.sign(fromHex(built.digest)) // 64 bytes (ed25519)
    */
   sign(message: Uint8Array): Promise<Uint8Array>;
 }
