@@ -422,6 +422,8 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
         for (const [i, member] of f.members.entries()) {
           const key = f.keys[i] as SigningKey;
           expect(signer.deriveAddress({ chain: f.chain, publicKey: key.publicKey, curve: key.curve }), `deriveAddress(keys[${i}])`).toBe(member.address);
+          // A function of its arguments alone: a copy of the key bytes gives the same address again.
+          expect(signer.deriveAddress({ chain: f.chain, publicKey: Uint8Array.from(key.publicKey), curve: key.curve }), `deriveAddress(keys[${i}]) again`).toBe(member.address);
           const c = await sign(f, built, i);
           const parsed = ContributionSchema.safeParse(c);
           expect(parsed.success, `ContributionSchema: ${parsed.error?.message ?? ''}`).toBe(true);
