@@ -362,7 +362,7 @@ export async function setUp({ dir: where, port = '7331', kdfLog2 = '15', hsm = f
   const stellarDriver = await createStellarSigner({ chains: [{ chain: CHAIN.stellar, horizonUrl: stellar.url, networkPassphrase: stellar.networkPassphrase }] });
   const examples = {
     xrpl: xrpl.faucet().address,
-    stellar: await friendbot(stellarDriver.deriveAddress(CHAIN.stellar, generateEd25519KeyPair().publicKey, 'ed25519')),
+    stellar: await friendbot(stellarDriver.deriveAddress({ chain: CHAIN.stellar, publicKey: generateEd25519KeyPair().publicKey, curve: 'ed25519' })),
     evm: evm.accounts.funded[0].address,
   };
   for (const s of signers) await friendbot(s.addresses[CHAIN.stellar].address);

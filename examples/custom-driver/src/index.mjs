@@ -124,7 +124,7 @@ function accountOf(wallet) {
  *
  * @example
  * const driver = createDriver({ chain: 'toy:devnet', url: 'http://127.0.0.1:7000' })
- * const params = await driver.fetchParams(wallet)
+ * const params = await driver.fetchParams({ wallet })
  * const built = driver.buildPayload({ intent, wallet, params })
  * @param {ToyOptions} options
  * @returns {ChainDriver}
@@ -152,16 +152,15 @@ export function createDriver(options) {
     paramsKind: 'custom',
     operations: ['transfer'],
 
-    validateAddress(chain, address) {
+    // Every method takes one object argument (ValidateAddressInput, FetchParamsInput, …).
+    validateAddress({ chain, address }) {
       if (chain !== opts.chain) return { valid: false, reason: `this driver serves ${opts.chain}, not ${chain}` };
       if (typeof address !== 'string' || !ADDRESS_RE.test(address)) return { valid: false, reason: 'a toy address is "toy1" followed by 40 lowercase hex digits' };
-      return { valid: true, normalized: address };
+      // Toy addresses carry no network tag: valid on any toy chain by their encoding.
+      return { valid: true, normalized: address, network: null };
     },
 
-    // Toy addresses carry no network tag.
-    networkOf: () => null,
-
-    async fetchParams(wallet) {
+    async fetchParams({ wallet }) {
       served(wallet.chain, 'wallet.chain');
       const a = await account(accountOf(wallet));
       if (!a.exists) throw new NotFoundError('account', accountOf(wallet));
@@ -172,10 +171,11 @@ export function createDriver(options) {
       };
     },
 
-    // No tokens and no contracts on the toy ledger: nothing for the guards to read.
-    async fetchProtectInputs(intent, wallet) {
+    // No tokens and no code on the toy ledger: the destination holds no code (hasCode null: the
+    // question does not arise), no issuer, no on-chain symbol, no issuing key to burn.
+    async fetchProtectInputs({ intent, wallet }) {
       served(wallet.chain, 'wallet.chain');
-      return { evm_code: [], onchain_symbol: null, token_owner_burned: false };
+      return { destination: { address: intent.destination, hasCode: null, codeHash: null }, issuer: null, assetSymbol: null, issuerKeyBurned: false };
     },
 
     buildPayload({ intent, wallet, params }) {
@@ -222,12 +222,12 @@ export function createDriver(options) {
     },
 
     // The toy ledger takes exactly the payload's fee, so that is the most it can cost.
-    fee(built) {
+    fee({ built }) {
       return { amount: BigInt(checkedPayload(built).fee), unit: `minor units of ${SYMBOL}` };
     },
     defaultMaxFee: DEFAULT_MAX_FEE,
 
-    assemble(built, contributions, wallet) {
+    assemble({ built, contributions, wallet }) {
       const payload = checkedPayload(built);
       if (payload.chain !== wallet.chain || payload.account !== accountOf(wallet)) {
         throw new ValidationError('built', [{ path: 'payload.account', message: `payload is for ${payload.chain} ${payload.account}, not this wallet` }]);
@@ -250,7 +250,7 @@ export function createDriver(options) {
       });
     },
 
-    async submit(chain, blob) {
+    async submit({ chain, blob }) {
       served(chain);
       let txHash;
       try {
@@ -266,7 +266,7 @@ export function createDriver(options) {
       throw new TransportError('toy ledger /submit answered neither applied nor rejected');
     },
 
-    async confirm(chain, txHash, built) {
+    async confirm({ chain, txHash, built }) {
       served(chain);
       if (!HEX64.test(txHash)) throw new ValidationError('txHash', [{ path: '', message: 'txHash must be 64 lowercase hex digits' }]);
       const payload = checkedPayload(built);
@@ -282,19 +282,20 @@ export function createDriver(options) {
       return { status: 'pending', txHash };
     },
 
-    async payloadFate(chain, built) {
+    // Required: the double-spend rule (README section 5).
+    async payloadFate({ chain, built }) {
       served(chain);
       const { fate, code, message } = await payloadFateOf(post, checkedPayload(built));
       return { fate, code, ...(message ? { message } : {}) };
     },
 
-    async balances(wallet) {
+    async balances({ wallet }) {
       served(wallet.chain, 'wallet.chain');
       const a = await account(accountOf(wallet));
       return [{ asset: 'native', symbol: SYMBOL, amount: a.balance, decimals: DECIMALS }];
     },
 
-    async controlState(wallet) {
+    async controlState({ wallet }) {
       served(wallet.chain, 'wallet.chain');
       const address = accountOf(wallet);
       const a = await account(address);
@@ -351,13 +352,15 @@ async function payloadFateOf(post, payload) {
  *
  * @example
  * const signer = createSigner({ chain: 'toy:devnet', url: 'http://127.0.0.1:7000' })
- * const contribution = await signer.signPayload(built, key, signer.deriveAddress('toy:devnet', key.publicKey, key.curve))
+ * const signerAddress = signer.deriveAddress({ chain: 'toy:devnet', publicKey: key.publicKey, curve: key.curve })
+ * const contribution = await signer.signPayload({ built, key, signerAddress })
  * @param {ToyOptions} options
  * @returns {ChainSigner}
  */
 export function createSigner(options) {
   const opts = parseOptions(options);
-  const deriveAddress = (/** @type {string} */ chain, /** @type {Uint8Array} */ publicKey, /** @type {string} */ curve) => {
+  /** @param {import('@vault/sdk').DeriveAddressInput} input */
+  const deriveAddress = ({ chain, publicKey, curve }) => {
     if (chain !== opts.chain) throw new ValidationError('chain', [{ path: '', message: `this signer serves ${opts.chain}, not ${chain}` }]);
     if (curve !== 'ed25519') throw new ValidationError('curve', [{ path: '', message: `the toy ledger signs with ed25519 only, not ${curve}` }]);
     return toyAddress(publicKey);
@@ -367,9 +370,9 @@ export function createSigner(options) {
     family: FAMILY,
     chains: [opts.chain],
     deriveAddress,
-    async signPayload(built, key, signerAddress) {
+    async signPayload({ built, key, signerAddress }) {
       const payload = checkedPayload(built);
-      const address = deriveAddress(payload.chain, key.publicKey, key.curve);
+      const address = deriveAddress({ chain: payload.chain, publicKey: key.publicKey, curve: key.curve });
       if (address !== signerAddress) throw new ValidationError('signerAddress', [{ path: '', message: `the key controls ${address}, not ${signerAddress}` }]);
       const signature = await key.sign(fromHex(built.digest, 'digest', 32));
       return {

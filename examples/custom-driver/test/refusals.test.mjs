@@ -43,15 +43,15 @@ async function world(balanceAmount = '1000000') {
     driver.buildPayload({
       intent: normalizeIntent({ wallet: w.wallet.wallet, destination, amount: '1000', ...overrides }),
       wallet: w.wallet,
-      params: params ?? (await driver.fetchParams(w.wallet)),
+      params: params ?? (await driver.fetchParams({ wallet: w.wallet })),
     });
   const members = w.wallet.control.signers;
-  const sign = (built, indexes = [0, 1]) => Promise.all(indexes.map((i) => signer.signPayload(built, w.keys[i], members[i].address)));
+  const sign = (built, indexes = [0, 1]) => Promise.all(indexes.map((i) => signer.signPayload({ built, key: w.keys[i], signerAddress: members[i].address })));
   /** Signs `built` with `indexes`, assembles, submits. */
   const submit = async (built, indexes = [0, 1]) => {
-    const result = driver.assemble(built, await sign(built, indexes), w.wallet);
+    const result = driver.assemble({ built, contributions: await sign(built, indexes), wallet: w.wallet });
     if (!result.ok) throw new Error(`short: ${JSON.stringify(result)}`);
-    return { result, submitted: await driver.submit(CHAIN, result.blob) };
+    return { result, submitted: await driver.submit({ chain: CHAIN, blob: result.blob }) };
   };
   return { ...w, destination, build, sign, submit, members };
 }
@@ -86,13 +86,13 @@ describe('the driver refuses what it does not build', () => {
   it('a wallet paying itself, and a wallet on another chain', async () => {
     const w = await world();
     expect((await refusal(() => w.build({ destination: w.address }))).path).toBe('destination');
-    const params = await driver.fetchParams(w.wallet);
+    const params = await driver.fetchParams({ wallet: w.wallet });
     const foreign = normalizeIntent({ wallet: 'another-wallet', destination: w.destination, amount: '1' });
     expect((await refusal(() => driver.buildPayload({ intent: foreign, wallet: w.wallet, params }))).path).toBe('wallet');
     const other = { ...w.wallet, chain: 'toy:other' };
-    await refusal(() => driver.fetchParams(other));
+    await refusal(() => driver.fetchParams({ wallet: other }));
     await refusal(() => driver.buildPayload({ intent: normalizeIntent({ wallet: other.wallet, destination: w.destination, amount: '1' }), wallet: other, params: { kind: 'custom', family: 'toy', fields: {} } }));
-    expect(driver.validateAddress('toy:other', w.destination)).toMatchObject({ valid: false });
+    expect(driver.validateAddress({ chain: 'toy:other', address: w.destination })).toMatchObject({ valid: false });
   });
 
   it.each([
@@ -109,7 +109,7 @@ describe('the driver refuses what it does not build', () => {
   it('fetchParams of an account the ledger does not hold is NotFound', async () => {
     const w = await world();
     const ghost = { ...w.wallet, control: { ...w.wallet.control, address: freshAddress() } };
-    await expect(driver.fetchParams(ghost)).rejects.toMatchObject({ name: 'NotFoundError' });
+    await expect(driver.fetchParams({ wallet: ghost })).rejects.toMatchObject({ name: 'NotFoundError' });
   });
 });
 
@@ -117,11 +117,11 @@ describe('the signer refuses', () => {
   it('keys on another curve, another chain, an address the key does not control, a payload whose digest is not its hash', async () => {
     const w = await world();
     const built = await w.build();
-    expect((await refusal(() => signer.deriveAddress(CHAIN, new Uint8Array(33), 'secp256k1'))).message).toMatch(/ed25519 only/);
-    await refusal(() => signer.deriveAddress('toy:other', w.keys[0].publicKey, 'ed25519'));
-    await refusal(() => signer.signPayload(built, w.keys[0], w.members[1].address));
-    await refusal(() => signer.signPayload({ ...built, payload: { ...built.payload, amount: '999999' } }, w.keys[0], w.members[0].address));
-    await refusal(() => signer.signPayload(built, { ...w.keys[0], curve: 'secp256k1' }, w.members[0].address));
+    expect((await refusal(() => signer.deriveAddress({ chain: CHAIN, publicKey: new Uint8Array(33), curve: 'secp256k1' }))).message).toMatch(/ed25519 only/);
+    await refusal(() => signer.deriveAddress({ chain: 'toy:other', publicKey: w.keys[0].publicKey, curve: 'ed25519' }));
+    await refusal(() => signer.signPayload({ built, key: w.keys[0], signerAddress: w.members[1].address }));
+    await refusal(() => signer.signPayload({ built: { ...built, payload: { ...built.payload, amount: '999999' } }, key: w.keys[0], signerAddress: w.members[0].address }));
+    await refusal(() => signer.signPayload({ built, key: { ...w.keys[0], curve: 'secp256k1' }, signerAddress: w.members[0].address }));
   });
 });
 
@@ -129,7 +129,7 @@ describe('the toy ledger rejects, and nothing moves', () => {
   /** Submits a hand-made envelope (signatures as given) and expects a rejection `code`. */
   async function rejects(w, payload, signatures, code) {
     const before = await balance(w.address);
-    const r = await driver.submit(CHAIN, canonicalize({ payload, signatures }));
+    const r = await driver.submit({ chain: CHAIN, blob: canonicalize({ payload, signatures }) });
     expect(r).toMatchObject({ status: 'rejected', code });
     expect(await balance(w.address)).toBe(before);
     expect(await balance(payload.destination ?? w.destination)).toBe(0n);
@@ -143,7 +143,7 @@ describe('the toy ledger rejects, and nothing moves', () => {
     await rejects(w, built.payload, [a], 'short_of_quorum');
     await rejects(w, built.payload, [a, { ...b, signature: `${b.signature.slice(0, 10)}${b.signature[10] === '0' ? '1' : '0'}${b.signature.slice(11)}` }], 'bad_signature');
     const outsider = testKey();
-    const stranger = sig(await signer.signPayload(built, outsider, signer.deriveAddress(CHAIN, outsider.publicKey, 'ed25519')));
+    const stranger = sig(await signer.signPayload({ built, key: outsider, signerAddress: signer.deriveAddress({ chain: CHAIN, publicKey: outsider.publicKey, curve: 'ed25519' }) }));
     await rejects(w, built.payload, [a, stranger], 'not_a_signer');
     await rejects(w, built.payload, [a, a], 'duplicate_signer');
     await rejects(w, built.payload, [a, { ...b, signer: a.signer }], 'bad_signer');
@@ -164,13 +164,13 @@ describe('the toy ledger rejects, and nothing moves', () => {
       const sigs = await Promise.all([0, 1].map((i) => w.keys[i].sign(Buffer.from(signed.digest, 'hex'))));
       await rejects(w, payload, sigs.map((s, i) => ({ signer: w.members[i].address, public_key: Buffer.from(w.keys[i].publicKey).toString('hex'), signature: Buffer.from(s).toString('hex') })), code);
     }
-    expect(await driver.submit(CHAIN, '{"not":"a transaction"}')).toMatchObject({ status: 'rejected', code: 'malformed' });
-    await refusal(() => driver.submit(CHAIN, 'not json'));
+    expect(await driver.submit({ chain: CHAIN, blob: '{"not":"a transaction"}' })).toMatchObject({ status: 'rejected', code: 'malformed' });
+    await refusal(() => driver.submit({ chain: CHAIN, blob: 'not json' }));
   });
 
   it('a sequence ahead of the account, a fee below the base fee, more than the balance', async () => {
     const w = await world('5000');
-    const params = await driver.fetchParams(w.wallet);
+    const params = await driver.fetchParams({ wallet: w.wallet });
     const ahead = await w.build({}, { ...params, fields: { ...params.fields, sequence: params.fields.sequence + 1 } });
     expect((await w.submit(ahead)).submitted).toMatchObject({ status: 'rejected', code: 'sequence_ahead', retriable: true });
     const cheap = await w.build({}, { ...params, fields: { ...params.fields, fee: '1' } });
@@ -187,9 +187,9 @@ describe('the toy ledger rejects, and nothing moves', () => {
     const built = await w.build();
     const { result, submitted } = await w.submit(built);
     expect(submitted).toMatchObject({ status: 'submitted', txHash: result.txHash });
-    expect(await driver.submit(CHAIN, result.blob)).toMatchObject({ status: 'rejected', code: 'already_applied' });
+    expect(await driver.submit({ chain: CHAIN, blob: result.blob })).toMatchObject({ status: 'rejected', code: 'already_applied' });
     const reencoded = JSON.stringify(JSON.parse(result.blob), null, 2);
-    expect(await driver.submit(CHAIN, reencoded)).toMatchObject({ status: 'rejected', code: 'already_applied', txHash: result.txHash });
+    expect(await driver.submit({ chain: CHAIN, blob: reencoded })).toMatchObject({ status: 'rejected', code: 'already_applied', txHash: result.txHash });
     expect(await balance(w.destination)).toBe(1000n);
   });
 });
@@ -199,27 +199,27 @@ describe('payloadFate and confirm: by account + sequence, applied is never dead'
     const w = await world();
     const built = await w.build();
     const signatures = await w.sign(built);
-    expect(await driver.payloadFate(CHAIN, built)).toMatchObject({ fate: 'live', code: 'pending' });
+    expect(await driver.payloadFate({ chain: CHAIN, built })).toMatchObject({ fate: 'live', code: 'pending' });
     while (devnet.ledger.ledgerIndex < built.payload.expires_ledger) await ledgerPost(devnet.url, '/close', {});
-    expect(await driver.payloadFate(CHAIN, built)).toMatchObject({ fate: 'dead', code: 'expired' });
-    const result = driver.assemble(built, signatures, w.wallet);
-    expect(await driver.confirm(CHAIN, result.txHash, built)).toMatchObject({ status: 'failed', code: 'expired', dead: true });
-    expect(await driver.submit(CHAIN, result.blob)).toMatchObject({ status: 'rejected', code: 'expired' });
+    expect(await driver.payloadFate({ chain: CHAIN, built })).toMatchObject({ fate: 'dead', code: 'expired' });
+    const result = driver.assemble({ built, contributions: signatures, wallet: w.wallet });
+    expect(await driver.confirm({ chain: CHAIN, txHash: result.txHash, built })).toMatchObject({ status: 'failed', code: 'expired', dead: true });
+    expect(await driver.submit({ chain: CHAIN, blob: result.blob })).toMatchObject({ status: 'rejected', code: 'expired' });
     expect(await balance(w.destination)).toBe(0n);
   });
 
   it('the same payload landed under other co-signers: applied, and confirm reports the hash that landed', async () => {
     const w = await world();
     const built = await w.build();
-    const first = driver.assemble(built, await w.sign(built, [0, 1]), w.wallet);
-    const second = driver.assemble(built, await w.sign(built, [1, 2]), w.wallet);
+    const first = driver.assemble({ built, contributions: await w.sign(built, [0, 1]), wallet: w.wallet });
+    const second = driver.assemble({ built, contributions: await w.sign(built, [1, 2]), wallet: w.wallet });
     expect(first.txHash).not.toBe(second.txHash);
-    expect(await driver.submit(CHAIN, second.blob)).toMatchObject({ status: 'submitted' });
-    expect(await driver.payloadFate(CHAIN, built)).toMatchObject({ fate: 'applied' });
-    expect(await driver.confirm(CHAIN, first.txHash, built)).toMatchObject({ status: 'confirmed', txHash: second.txHash });
-    expect(await driver.submit(CHAIN, first.blob)).toMatchObject({ status: 'rejected', code: 'sequence_consumed' });
+    expect(await driver.submit({ chain: CHAIN, blob: second.blob })).toMatchObject({ status: 'submitted' });
+    expect(await driver.payloadFate({ chain: CHAIN, built })).toMatchObject({ fate: 'applied' });
+    expect(await driver.confirm({ chain: CHAIN, txHash: first.txHash, built })).toMatchObject({ status: 'confirmed', txHash: second.txHash });
+    expect(await driver.submit({ chain: CHAIN, blob: first.blob })).toMatchObject({ status: 'rejected', code: 'sequence_consumed' });
     // A hash that is not this payload's is a fault to report, not a confirmation.
-    await expect(driver.confirm(CHAIN, second.txHash, await w.build({ amount: '5' }))).rejects.toBeInstanceOf(TransportError);
+    await expect(driver.confirm({ chain: CHAIN, txHash: second.txHash, built: await w.build({ amount: '5' }) })).rejects.toBeInstanceOf(TransportError);
     expect(await balance(w.destination)).toBe(1000n);
   });
 
@@ -227,14 +227,14 @@ describe('payloadFate and confirm: by account + sequence, applied is never dead'
     const w = await world();
     const built = await w.build();
     await w.submit(built);
-    expect(await driver.payloadFate(CHAIN, built)).toMatchObject({ fate: 'applied' });
+    expect(await driver.payloadFate({ chain: CHAIN, built })).toMatchObject({ fate: 'applied' });
     // Corrupt the ledger's index: the sequence is used but no transaction is found for it.
     devnet.ledger.bySequence.delete(`${w.address}/${built.payload.sequence}`);
-    await expect(driver.payloadFate(CHAIN, built)).rejects.toBeInstanceOf(TransportError);
+    await expect(driver.payloadFate({ chain: CHAIN, built })).rejects.toBeInstanceOf(TransportError);
     const unreachable = createDriver({ chain: CHAIN, url: 'http://127.0.0.1:9', timeoutMs: 2000 });
-    await expect(unreachable.payloadFate(CHAIN, built)).rejects.toBeInstanceOf(TransportError);
-    await expect(unreachable.confirm(CHAIN, '0'.repeat(64), built)).rejects.toBeInstanceOf(TransportError);
-    await expect(unreachable.fetchParams(w.wallet)).rejects.toBeInstanceOf(TransportError);
-    await refusal(() => driver.payloadFate(CHAIN, { ...built, digest: '0'.repeat(64) }));
+    await expect(unreachable.payloadFate({ chain: CHAIN, built })).rejects.toBeInstanceOf(TransportError);
+    await expect(unreachable.confirm({ chain: CHAIN, txHash: '0'.repeat(64), built })).rejects.toBeInstanceOf(TransportError);
+    await expect(unreachable.fetchParams({ wallet: w.wallet })).rejects.toBeInstanceOf(TransportError);
+    await refusal(() => driver.payloadFate({ chain: CHAIN, built: { ...built, digest: '0'.repeat(64) } }));
   });
 });

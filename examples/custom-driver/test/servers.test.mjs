@@ -170,7 +170,7 @@ describe('the toy driver inside the reference servers', () => {
         expected_payload_digest: driver.buildPayload({ intent, wallet, params }).digest,
         signer_address: signerA.address,
       });
-    const first = await driver.fetchParams(wallet);
+    const first = await driver.fetchParams({ wallet });
     expect(await ask(first)).toMatchObject({ ok: true });
     // A different payload for the same intent (a later expiry): refused while the first is live.
     const second = { ...first, fields: { ...first.fields, expires_ledger: first.fields.expires_ledger + 5 } };

@@ -36,7 +36,7 @@
  * Run: `pnpm bench` at the root (every package's bench), or here: `npx vitest bench --run`.
  * BENCH_CP_NODE_ARGS passes node flags to the control plane (e.g. `--cpu-prof --cpu-prof-dir=DIR`).
  */
-import { createControlPlaneClient, createSignerClient, generateEd25519KeyPair, policyDigest, walletMembers } from '@vault/sdk';
+import { createControlPlaneClient, createSignerClient, generateEd25519KeyPair, policyDigest, protectChainFacts, walletMembers } from '@vault/sdk';
 import { createSigner as createStellarSigner } from '@vault/driver-stellar';
 import { IntentStore, loadDrivers, readStateFile } from '@vault/server/control-plane';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -126,8 +126,8 @@ async function floorOnce(L, phase) {
   const stored = await cp.intent(intentId);
   const driver = drivers.find((d) => d.chains.includes(L.wallet.chain));
   const prep = await timed(async () => {
-    const params = await driver.fetchParams(L.wallet);
-    const facts = await driver.fetchProtectInputs(stored.intent, L.wallet);
+    const params = await driver.fetchParams({ wallet: L.wallet });
+    const facts = await driver.fetchProtectInputs({ intent: stored.intent, wallet: L.wallet });
     const built = driver.buildPayload({ intent: stored.intent, wallet: L.wallet, params });
     return { params, facts, built };
   });
@@ -137,9 +137,7 @@ async function floorOnce(L, phase) {
   const protect = {
     known_destinations: [stored.intent.destination],
     burned: [],
-    evm_code: facts.evm_code,
-    token_owner_burned: facts.token_owner_burned,
-    onchain_symbol: facts.onchain_symbol,
+    ...protectChainFacts(facts),
     compliance_cleared: false,
     attestation_valid: false,
     statements: [],
@@ -167,7 +165,7 @@ async function floorOnce(L, phase) {
   if (refused) throw new Error(`${L.name}: signer ${refused.address} refused the floor's request: ${refused.res.refusal.refused.reason}: ${refused.res.refusal.message}`);
   const signMs = Math.max(...answers.map((a) => a.ms));
   const a0 = performance.now();
-  const assembled = driver.assemble(built, answers.map((a) => a.res.response.signature), L.wallet);
+  const assembled = driver.assemble({ built, contributions: answers.map((a) => a.res.response.signature), wallet: L.wallet });
   const assembleMs = performance.now() - a0;
   if (!assembled.ok) throw new Error(`${L.name}: the floor's signatures did not assemble (weight ${assembled.weight} of ${assembled.quorum})`);
 
@@ -180,15 +178,15 @@ async function floorOnce(L, phase) {
   const observe = async () => {
     while (!settled && seenMs === null) {
       await sleep(OBSERVE_MS);
-      const c = await driver.confirm(L.wallet.chain, assembled.txHash, built).catch(() => ({ status: 'pending' }));
+      const c = await driver.confirm({ chain: L.wallet.chain, txHash: assembled.txHash, built }).catch(() => ({ status: 'pending' }));
       if (c.status !== 'pending') seenMs ??= performance.now() - s0;
     }
   };
-  const res = await driver.submit(L.wallet.chain, assembled.blob);
+  const res = await driver.submit({ chain: L.wallet.chain, blob: assembled.blob });
   if (res.status === 'rejected') throw new Error(`${L.name}: the ledger rejected the floor's transaction: ${res.code}: ${res.message}`);
   let confirmed = null;
   for (let i = 0; i < CONFIRM_ATTEMPTS && confirmed === null; i++) {
-    const c = await driver.confirm(L.wallet.chain, assembled.txHash, built);
+    const c = await driver.confirm({ chain: L.wallet.chain, txHash: assembled.txHash, built });
     if (c.status !== 'pending') confirmed = c;
     else {
       observer ??= observe();
@@ -337,7 +335,7 @@ beforeAll(async () => {
 
   const stellarChain = 'stellar:local';
   const stellarSigner = await createStellarSigner({ chains: [{ chain: stellarChain, horizonUrl: v.stellar.url, networkPassphrase: v.stellar.networkPassphrase }] });
-  const stellarDest = stellarSigner.deriveAddress(stellarChain, generateEd25519KeyPair().publicKey, 'ed25519');
+  const stellarDest = stellarSigner.deriveAddress({ chain: stellarChain, publicKey: generateEd25519KeyPair().publicKey, curve: 'ed25519' });
   await v.stellar.fund(stellarDest);
   const xrplDest = v.xrpl.faucet().address;
   const evmDest = v.evm.accounts.funded[1].address;

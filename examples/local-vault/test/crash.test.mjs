@@ -239,7 +239,7 @@ describe('attack: kill -9 of the control plane at a random moment during execute
     const wallet = v.addressOf['ops-stellar'];
     const chain = 'stellar:local';
     const signer = await createStellarSigner({ chains: [{ chain, horizonUrl: v.stellar.url, networkPassphrase: v.stellar.networkPassphrase }] });
-    const dest = signer.deriveAddress(chain, generateEd25519KeyPair().publicKey, 'ed25519');
+    const dest = signer.deriveAddress({ chain, publicKey: generateEd25519KeyPair().publicKey, curve: 'ed25519' });
     await v.stellar.fund(dest);
     await attack(
       'stellar',

@@ -13,22 +13,32 @@ import {
   defineChainDriver,
   fromHex,
   type AddressCheck,
+  type AddressLedgerFacts,
+  type AssembleInput,
   type AssembleResult,
   type Balance,
-  type BuildInput,
+  type BalancesInput,
+  type BuildPayloadInput,
   type BuiltPayload,
   type ChainDriver,
   type ChainParams,
   type ChainProtectFacts,
+  type ConfirmInput,
   type ConfirmResult,
   type Contribution,
   type ContributionProblem,
   type ControlState,
+  type ControlStateInput,
+  type FeeInput,
   type FeeQuote,
-  type NormalizedIntent,
+  type FetchParamsInput,
+  type FetchProtectInputsInput,
   type PayloadFate,
+  type PayloadFateInput,
   type SignerDesc,
+  type SubmitInput,
   type SubmitResult,
+  type ValidateAddressInput,
   type WalletDescriptor,
 } from '@vault/sdk';
 import {
@@ -42,6 +52,7 @@ import {
   getAddress,
   hexToString,
   http,
+  keccak256,
   parseAbi,
   toFunctionSelector,
   toHex,
@@ -144,8 +155,6 @@ export interface EvmSafeDriverOptions {
 export type EvmSafeDriver = ChainDriver & {
   readonly family: 'evm';
   readonly paramsKind: 'evm_safe';
-  /** Always present: the Safe's nonce history answers it (see payloadFate below). */
-  payloadFate(chain: string, built: BuiltPayload): Promise<PayloadFate>;
 };
 
 const NATIVE_DECIMALS = 18;
@@ -283,7 +292,7 @@ export function revertReason(err: unknown): string | null {
  *   chains: { 'eip155:11155111': { rpcUrl: 'https://ethereum-sepolia-rpc.publicnode.com' } },
  *   executor: { relayerUrl: 'http://127.0.0.1:8080/relay' },
  * })
- * const params = await driver.fetchParams(wallet) // { kind: 'evm_safe', chain_id: 11155111, safe_nonce: '4' }
+ * const params = await driver.fetchParams({ wallet }) // { kind: 'evm_safe', chain_id: 11155111, safe_nonce: '4' }
  */
 export function createEvmSafeDriver(options: EvmSafeDriverOptions): EvmSafeDriver {
   const name = options.name ?? '@vault/driver-evm-safe';
@@ -388,16 +397,14 @@ export function createEvmSafeDriver(options: EvmSafeDriverOptions): EvmSafeDrive
     paramsKind: 'evm_safe',
     operations: Object.freeze(['transfer', 'issue', 'contract_call'] as const),
 
-    validateAddress(chain: string, address: string): AddressCheck {
+    validateAddress({ chain, address }: ValidateAddressInput): AddressCheck {
       if (!ctxs.has(chain)) return { valid: false, reason: `${name} does not serve chain ${chain}` };
       const problem = evmAddressProblem(address);
-      return problem ? { valid: false, reason: problem } : { valid: true, normalized: checksum(address) };
+      // An EVM address is the same on every chain: it never says which network it belongs to.
+      return problem ? { valid: false, reason: problem } : { valid: true, normalized: checksum(address), network: null };
     },
 
-    // An EVM address is the same on every chain: it never says which network it belongs to.
-    networkOf: () => null,
-
-    async fetchParams(wallet: WalletDescriptor): Promise<ChainParams> {
+    async fetchParams({ wallet }: FetchParamsInput): Promise<ChainParams> {
       const ctx = served(wallet.chain);
       const { safe } = safeControl(wallet);
       await sameChain(ctx);
@@ -405,31 +412,30 @@ export function createEvmSafeDriver(options: EvmSafeDriverOptions): EvmSafeDrive
       return { kind: 'evm_safe', chain_id: ctx.chainId, safe_nonce: nonce.toString() };
     },
 
-    async fetchProtectInputs(intent: NormalizedIntent, wallet: WalletDescriptor): Promise<ChainProtectFacts> {
+    async fetchProtectInputs({ intent, wallet }: FetchProtectInputsInput): Promise<ChainProtectFacts> {
       const ctx = served(wallet.chain);
       safeControl(wallet);
-      const evm_code: [string, string][] = [];
-      const codeOf = async (address: string) => {
-        if (evmAddressProblem(address)) return;
-        const code = await rpc(ctx, 'eth_getCode', () => ctx.client.getCode({ address: checksum(address) }));
-        evm_code.push([checksum(address), code ?? '0x']);
+      // Code at an address, named by its hash (EXTCODEHASH's keccak256 of the runtime bytecode):
+      // the guards need only whether there is any, and a hash keeps SignRequest.protect small.
+      const codeOf = async (address: string): Promise<AddressLedgerFacts> => {
+        if (evmAddressProblem(address)) return { address, hasCode: null, codeHash: null };
+        const code = (await rpc(ctx, 'eth_getCode', () => ctx.client.getCode({ address: checksum(address) }))) ?? '0x';
+        return code === '0x' ? { address: checksum(address), hasCode: false, codeHash: null } : { address: checksum(address), hasCode: true, codeHash: keccak256(code) };
       };
-      await codeOf(intent.destination);
-      let onchain_symbol: string | null = null;
-      let token_owner_burned = false;
-      const issuer = intent.asset_issuer;
-      if (issuer !== undefined && !evmAddressProblem(issuer)) {
-        await codeOf(issuer);
-        if (evm_code.at(-1)?.[1] !== '0x') {
-          onchain_symbol = await tokenSymbol(ctx, checksum(issuer));
-          const owner = await tokenOwner(ctx, checksum(issuer));
-          token_owner_burned = owner !== null && BURNED_OWNERS.some((b) => b.toLowerCase() === owner.toLowerCase());
-        }
+      const destination = await codeOf(intent.destination);
+      const issuerAddress = intent.asset_issuer;
+      if (issuerAddress === undefined || evmAddressProblem(issuerAddress)) {
+        return { destination, issuer: null, assetSymbol: null, issuerKeyBurned: false };
       }
-      return { evm_code, onchain_symbol, token_owner_burned };
+      const issuer = await codeOf(issuerAddress);
+      if (issuer.hasCode !== true) return { destination, issuer, assetSymbol: null, issuerKeyBurned: false };
+      const assetSymbol = await tokenSymbol(ctx, checksum(issuerAddress));
+      const owner = await tokenOwner(ctx, checksum(issuerAddress));
+      const issuerKeyBurned = owner !== null && BURNED_OWNERS.some((b) => b.toLowerCase() === owner.toLowerCase());
+      return { destination, issuer, assetSymbol, issuerKeyBurned };
     },
 
-    buildPayload({ intent, wallet, params }: BuildInput): BuiltPayload {
+    buildPayload({ intent, wallet, params }: BuildPayloadInput): BuiltPayload {
       const ctx = served(wallet.chain);
       const { safe } = safeControl(wallet);
       const bad = (path: string, message: string): never => {
@@ -525,7 +531,7 @@ export function createEvmSafeDriver(options: EvmSafeDriverOptions): EvmSafeDrive
     // What the Safe pays besides the transfer: a gas refund, and only when gasPrice > 0. Its size
     // is gas used x price, which the payload does not bound (safeTxGas 0 lets the call use all the
     // gas the sender gives it), so a refund is a fee nobody can cap: it is refused, not measured.
-    fee(built: BuiltPayload): FeeQuote {
+    fee({ built }: FeeInput): FeeQuote {
       const { tx } = checkedPayload(built);
       if (BigInt(tx.gasPrice) !== 0n) {
         throw new ValidationError('built', [
@@ -536,7 +542,7 @@ export function createEvmSafeDriver(options: EvmSafeDriverOptions): EvmSafeDrive
     },
     defaultMaxFee: SIGNER_DEFAULT_MAX_FEE_WEI,
 
-    assemble(built: BuiltPayload, contributions: readonly Contribution[], wallet: WalletDescriptor): AssembleResult {
+    assemble({ built, contributions, wallet }: AssembleInput): AssembleResult {
       served(wallet.chain);
       const { safe } = safeControl(wallet);
       const payload = checkedPayload(built);
@@ -569,7 +575,7 @@ export function createEvmSafeDriver(options: EvmSafeDriverOptions): EvmSafeDrive
       });
     },
 
-    async submit(chain: string, blobText: string): Promise<SubmitResult> {
+    async submit({ chain, blob: blobText }: SubmitInput): Promise<SubmitResult> {
       const ctx = served(chain);
       let blob: SafeBlob;
       try {
@@ -624,7 +630,7 @@ export function createEvmSafeDriver(options: EvmSafeDriverOptions): EvmSafeDrive
       return { status: 'submitted', txHash, code: 'sent', message: `execTransaction sent in Ethereum transaction ${ethTx}` };
     },
 
-    async confirm(chain: string, txHash: string, built: BuiltPayload): Promise<ConfirmResult> {
+    async confirm({ chain, txHash, built }: ConfirmInput): Promise<ConfirmResult> {
       const ctx = served(chain);
       const payload = checkedPayload(built);
       const safeTxHash = `0x${built.digest}` as Hex;
@@ -680,7 +686,7 @@ export function createEvmSafeDriver(options: EvmSafeDriverOptions): EvmSafeDrive
      * (`execution_failure`), neither `dead` (`nonce_consumed`). Any RPC fault, missing history,
      * or a block whose events do not account for its nonce increase throws a TransportError.
      */
-    async payloadFate(chain: string, built: BuiltPayload): Promise<PayloadFate> {
+    async payloadFate({ chain, built }: PayloadFateInput): Promise<PayloadFate> {
       const ctx = served(chain);
       const payload = checkedPayload(built);
       if (payload.chain !== ctx.chain || payload.chain_id !== ctx.chainId) {
@@ -712,7 +718,7 @@ export function createEvmSafeDriver(options: EvmSafeDriverOptions): EvmSafeDrive
       }
     },
 
-    async balances(wallet: WalletDescriptor): Promise<Balance[]> {
+    async balances({ wallet }: BalancesInput): Promise<Balance[]> {
       const ctx = served(wallet.chain);
       const { safe } = safeControl(wallet);
       const native = await rpc(ctx, 'eth_getBalance', () => ctx.client.getBalance({ address: safe }));
@@ -726,7 +732,7 @@ export function createEvmSafeDriver(options: EvmSafeDriverOptions): EvmSafeDrive
       return out;
     },
 
-    async controlState(wallet: WalletDescriptor): Promise<ControlState> {
+    async controlState({ wallet }: ControlStateInput): Promise<ControlState> {
       const ctx = served(wallet.chain);
       const { safe } = safeControl(wallet);
       const owners = await readSafe(ctx, safe, 'getOwners');

@@ -6,7 +6,7 @@
  * options object, validated field by field. Secrets never sit in the options: the executor's key
  * (and a relayer's authorization) are read from environment variables the options name.
  */
-import { ValidationError, defineChainDriver, endpointUrlProblem, type SubmitResult, type WalletProvisioner } from '@vault/sdk';
+import { ValidationError, defineChainDriver, endpointUrlProblem, type SubmitInput, type SubmitResult, type WalletProvisioner } from '@vault/sdk';
 import { nonceManager } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { chainIdOf, evmAddressProblem } from './chains.js';
@@ -185,8 +185,8 @@ export function createDriver(options: EvmSafePluginOptions, _context?: { stateDi
   if (missing.size === 0) return driver;
   return defineChainDriver({
     ...driver,
-    async submit(chain: string, blob: string): Promise<SubmitResult> {
-      const r = await driver.submit(chain, blob);
+    async submit({ chain, blob }: SubmitInput): Promise<SubmitResult> {
+      const r = await driver.submit({ chain, blob });
       const env = missing.get(chain);
       if (r.status === 'rejected' && r.code === 'no_executor' && env) {
         return { ...r, message: `no executor for ${chain}: environment variable ${env} is not set, so nobody pays gas for execTransaction` };

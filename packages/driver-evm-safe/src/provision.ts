@@ -132,7 +132,7 @@ export function createEvmSafeProvisioner(options: EvmSafeProvisionerOptions): Wa
     const owners = request.members.map((m, i) => {
       const at = `members.${i}`;
       if (typeof m !== 'object' || m === null) invalid(at, 'must be an object');
-      const check = typeof m.address === 'string' ? driver.validateAddress(chain, m.address) : { valid: false as const, reason: 'must be a string' };
+      const check = typeof m.address === 'string' ? driver.validateAddress({ chain, address: m.address }) : { valid: false as const, reason: 'must be a string' };
       if (!check.valid) invalid(`${at}.address`, check.reason);
       const address = check.normalized as Address;
       if (BigInt(address) <= 1n) invalid(`${at}.address`, 'the zero address and the owner-list sentinel 0x…01 cannot own a Safe');
@@ -166,7 +166,7 @@ export function createEvmSafeProvisioner(options: EvmSafeProvisionerOptions): Wa
       if (!(OPTION_KEYS as readonly string[]).includes(key)) invalid(`options.${key}`, `unknown option; the Safe provisioner takes ${OPTION_KEYS.join(', ')}`);
     }
     const address = (at: string, v: unknown): Address => {
-      const check = typeof v === 'string' ? driver.validateAddress(chain, v) : { valid: false as const, reason: 'must be a string' };
+      const check = typeof v === 'string' ? driver.validateAddress({ chain, address: v }) : { valid: false as const, reason: 'must be a string' };
       if (!check.valid) invalid(at, check.reason);
       if (BigInt(check.normalized) <= 1n) invalid(at, 'must not be the zero address or the sentinel 0x…01');
       return check.normalized as Address;
@@ -195,7 +195,7 @@ export function createEvmSafeProvisioner(options: EvmSafeProvisionerOptions): Wa
       if (e.wallet !== wallet) invalid('existing.wallet', `the existing descriptor is wallet ${JSON.stringify(e.wallet)}, the request ${JSON.stringify(wallet)}`);
       if (e.chain !== chain) invalid('existing.chain', `the existing descriptor is on ${e.chain}, the request on ${chain}`);
       if (e.control.kind !== 'evm_safe') invalid('existing.control.kind', `the EVM Safe provisioner takes evm_safe descriptors, not ${e.control.kind}`);
-      const safe = driver.validateAddress(chain, e.control.safe);
+      const safe = driver.validateAddress({ chain, address: e.control.safe });
       if (!safe.valid) invalid('existing.control.safe', safe.reason);
       out.existing = {
         safe: safe.normalized as Address,
@@ -247,7 +247,7 @@ export function createEvmSafeProvisioner(options: EvmSafeProvisionerOptions): Wa
 
   const readState = async (ctx: ChainCtx, safe: Address): Promise<SafeState> => {
     const wallet: WalletDescriptor = { wallet: 'provision', chain: ctx.chain, control: { kind: 'evm_safe', safe, owners: [], threshold: 1 } };
-    const control = await driver.controlState(wallet);
+    const control = await driver.controlState({ wallet });
     return {
       owners: control.members.map((m) => getAddress(m.address)),
       threshold: control.quorum,

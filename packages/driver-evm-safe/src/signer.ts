@@ -14,11 +14,10 @@ import {
   defineChainSigner,
   fromHex,
   toHex,
-  type BuiltPayload,
   type ChainSigner,
   type Contribution,
-  type Curve,
-  type SigningKey,
+  type DeriveAddressInput,
+  type SignPayloadInput,
 } from '@vault/sdk';
 import { checkChains, chainIdOf, EVM_FAMILY } from './chains.js';
 import { parseSafePayload, payloadDigest, SAFE_SIGNATURE_ENCODING, ZERO_ADDRESS, type SafePayload } from './safe-tx.js';
@@ -50,7 +49,7 @@ export function unsafeSafeTx(payload: SafePayload): string | null {
  *
  * @example
  * const signer = createEvmSafeSigner({ chains: ['eip155:31337'] })
- * const contribution = await signer.signPayload(built, key, ownerAddress)
+ * const contribution = await signer.signPayload({ built, key, signerAddress: ownerAddress })
  */
 export function createEvmSafeSigner(options: EvmSafeSignerOptions): EvmSafeSigner {
   const name = options.name ?? '@vault/driver-evm-safe/signer';
@@ -61,7 +60,7 @@ export function createEvmSafeSigner(options: EvmSafeSignerOptions): EvmSafeSigne
     family: EVM_FAMILY,
     chains,
 
-    deriveAddress(chain: string, publicKey: Uint8Array, curve: Curve): string {
+    deriveAddress({ chain, publicKey, curve }: DeriveAddressInput): string {
       if (!chains.includes(chain)) throw new DriverRegistryError('unknown_chain', `${name} does not serve chain ${JSON.stringify(chain)}`);
       if (curve !== 'secp256k1') throw new ValidationError('key', [{ path: 'curve', message: 'Safe owners are secp256k1 keys' }]);
       const address = publicKeyToEvmAddress(publicKey);
@@ -69,7 +68,7 @@ export function createEvmSafeSigner(options: EvmSafeSignerOptions): EvmSafeSigne
       return address;
     },
 
-    async signPayload(built: BuiltPayload, key: SigningKey, signerAddress: string): Promise<Contribution> {
+    async signPayload({ built, key, signerAddress }: SignPayloadInput): Promise<Contribution> {
       const payload = parseSafePayload(built.payload, 'built.payload');
       if (!chains.includes(payload.chain)) {
         throw new SignerRefusedError('chain', `${name} does not sign for chain ${JSON.stringify(payload.chain)}`);

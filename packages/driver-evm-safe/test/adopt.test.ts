@@ -40,7 +40,7 @@ async function failure(p: Promise<unknown>): Promise<Error & { path?: string }> 
 
 async function confirmed(txHash: string, built: BuiltPayload) {
   for (let i = 0; i < 100; i++) {
-    const r = await driver.confirm(chain, txHash, built);
+    const r = await driver.confirm({ chain, txHash: txHash, built: built });
     if (r.status !== 'pending') return r;
     await new Promise((res) => setTimeout(res, 30));
   }
@@ -49,11 +49,11 @@ async function confirmed(txHash: string, built: BuiltPayload) {
 
 /** Runs one intent through the driver with owners 0 and 1, to confirmation. */
 async function execute(wallet: WalletDescriptor, keys: readonly Key[], req: Partial<IntentRequest>) {
-  const built = driver.buildPayload({ intent: normalizeIntent({ wallet: wallet.wallet, destination: secpKey().address, amount: '0', ...req }), wallet, params: await driver.fetchParams(wallet) });
-  const sigs = await Promise.all([0, 1].map((i) => signer.signPayload(built, keys[i]!, keys[i]!.address)));
-  const assembled = driver.assemble(built, sigs, wallet);
+  const built = driver.buildPayload({ intent: normalizeIntent({ wallet: wallet.wallet, destination: secpKey().address, amount: '0', ...req }), wallet, params: await driver.fetchParams({ wallet: wallet }) });
+  const sigs = await Promise.all([0, 1].map((i) => signer.signPayload({ built, key: keys[i]!, signerAddress: keys[i]!.address })));
+  const assembled = driver.assemble({ built: built, contributions: sigs, wallet: wallet });
   if (!assembled.ok) throw new Error('no quorum');
-  expect(await driver.submit(chain, assembled.blob)).toMatchObject({ status: 'submitted' });
+  expect(await driver.submit({ chain, blob: assembled.blob })).toMatchObject({ status: 'submitted' });
   return confirmed(assembled.txHash, built);
 }
 
@@ -81,7 +81,7 @@ describe('provision deploys the version asked for', () => {
     expect(r.descriptor.control).not.toHaveProperty('modules');
     const again = await provisioner.provision(request(keys, { options: { safe_version: version, l2 }, existing: r.descriptor }));
     expect(again).toMatchObject({ changed: false, transactions: [] });
-    expect(compareControl(r.descriptor, await driver.controlState(r.descriptor))).toMatchObject({ clean: true });
+    expect(compareControl(r.descriptor, await driver.controlState({ wallet: r.descriptor }))).toMatchObject({ clean: true });
   });
 
   it('options are validated, each refusal naming its field', async () => {
@@ -136,7 +136,7 @@ describe('adopting an existing Safe', () => {
     // Named by the operator: adopted, with the module recorded so reconcile watches it.
     const r = await provisioner.provision(request(s.keys, { options: { adopt: s.safe, allow_modules: [module.toLowerCase()] } }));
     expect(r.descriptor.control).toMatchObject({ modules: [module] });
-    const state = await driver.controlState(r.descriptor);
+    const state = await driver.controlState({ wallet: r.descriptor });
     expect(compareControl(r.descriptor, state)).toMatchObject({ clean: true });
     expect(state.bypasses).toEqual([{ kind: 'module', address: module }]);
   });
@@ -172,10 +172,10 @@ describe('adopting an existing Safe', () => {
   it('a module enabled after adoption is drift in reconcile and a way around the quorum', async () => {
     const s = await existingSafe('1.5.0');
     const r = await provisioner.provision(request(s.keys, { options: { adopt: s.safe } }));
-    expect(compareControl(r.descriptor, await driver.controlState(r.descriptor))).toMatchObject({ clean: true });
+    expect(compareControl(r.descriptor, await driver.controlState({ wallet: r.descriptor }))).toMatchObject({ clean: true });
     const module = secpKey().address;
     await enableModule({ ...s, wallet: r.descriptor }, module);
-    const state = await driver.controlState(r.descriptor);
+    const state = await driver.controlState({ wallet: r.descriptor });
     const cmp = compareControl(r.descriptor, state);
     expect(cmp.clean).toBe(false);
     expect(cmp.drift).toEqual([{ field: 'modules', expected: [], actual: [module], ok: false }]);
@@ -189,11 +189,11 @@ describe('adopting an existing Safe', () => {
     const data_hex = encodeFunctionData({ abi: MODULE_ABI, functionName: 'setFallbackHandler', args: [handler] });
     const safe = (r.descriptor.control as { safe: Address }).safe;
     expect(await execute(r.descriptor, keys, { destination: safe, operation: { op: 'contract_call', data_hex } })).toMatchObject({ status: 'confirmed' });
-    expect(compareControl(r.descriptor, await driver.controlState(r.descriptor)).drift.map((d) => d.field)).toEqual(['fallback_handler']);
+    expect(compareControl(r.descriptor, await driver.controlState({ wallet: r.descriptor })).drift.map((d) => d.field)).toEqual(['fallback_handler']);
     // An upgrade rewrites slot 0 (what SafeMigration's delegatecall does): the version moves with it.
     const v141 = safeContracts('1.4.1', devnet.chainId).singleton;
     await rawRpc(url, 'anvil_setStorageAt', [safe, '0x0', `0x${v141.slice(2).toLowerCase().padStart(64, '0')}`]);
-    const drift = compareControl(r.descriptor, await driver.controlState(r.descriptor)).drift;
+    const drift = compareControl(r.descriptor, await driver.controlState({ wallet: r.descriptor })).drift;
     expect(drift.map((d) => [d.field, d.actual])).toEqual([
       ['version', '1.4.1'],
       ['singleton', v141],

@@ -27,10 +27,10 @@ async function freshSafe() {
   const safe = await devnet.createSafe({ owners: keys.map((k) => k.address), threshold: 2, balance: 10n ** 18n });
   const wallet = safeWallet(chain, safe, keys, 2);
   const build = async (req: Partial<IntentRequest> = {}, d: EvmSafeDriver = latest) =>
-    d.buildPayload({ intent: normalizeIntent({ wallet: wallet.wallet, destination: secpKey().address, amount: '1000', ...req }), wallet, params: await d.fetchParams(wallet) });
+    d.buildPayload({ intent: normalizeIntent({ wallet: wallet.wallet, destination: secpKey().address, amount: '1000', ...req }), wallet, params: await d.fetchParams({ wallet }) });
   const blob = async (built: BuiltPayload, who: readonly number[] = [0, 1]) => {
-    const sigs = await Promise.all(who.map((i) => signer.signPayload(built, keys[i]!, keys[i]!.address)));
-    const r = latest.assemble(built, sigs, wallet);
+    const sigs = await Promise.all(who.map((i) => signer.signPayload({ built, key: keys[i]!, signerAddress: keys[i]!.address })));
+    const r = latest.assemble({ built, contributions: sigs, wallet });
     if (!r.ok) throw new Error('quorum');
     return r;
   };
@@ -39,7 +39,7 @@ async function freshSafe() {
 
 async function confirmed(txHash: string, built: BuiltPayload) {
   for (let i = 0; i < 100; i++) {
-    const r = await latest.confirm(chain, txHash, built);
+    const r = await latest.confirm({ chain, txHash, built });
     if (r.status !== 'pending') return r;
     await new Promise((res) => setTimeout(res, 30));
   }
@@ -48,7 +48,7 @@ async function confirmed(txHash: string, built: BuiltPayload) {
 
 async function land(s: Awaited<ReturnType<typeof freshSafe>>, built: BuiltPayload) {
   const r = await s.blob(built);
-  expect(await latest.submit(chain, r.blob)).toMatchObject({ status: 'submitted' });
+  expect(await latest.submit({ chain, blob: r.blob })).toMatchObject({ status: 'submitted' });
   return confirmed(r.txHash, built);
 }
 
@@ -61,10 +61,10 @@ describe('payloadFate on the chain', () => {
     const s = await freshSafe();
     const ours = await s.build({ amount: '1000' });
     const rival = await s.build({ amount: '2000' });
-    await expect(latest.payloadFate(chain, ours)).resolves.toMatchObject({ fate: 'live', code: 'pending' });
+    await expect(latest.payloadFate({ chain, built: ours })).resolves.toMatchObject({ fate: 'live', code: 'pending' });
     expect(await land(s, ours)).toMatchObject({ status: 'confirmed' });
-    await expect(latest.payloadFate(chain, ours)).resolves.toMatchObject({ fate: 'applied', code: 'applied' });
-    const dead = await latest.payloadFate(chain, rival);
+    await expect(latest.payloadFate({ chain, built: ours })).resolves.toMatchObject({ fate: 'applied', code: 'applied' });
+    const dead = await latest.payloadFate({ chain, built: rival });
     expect(dead).toMatchObject({ fate: 'dead', code: 'nonce_consumed' });
     expect(dead.message).toMatch(/block \d+/);
   });
@@ -74,12 +74,12 @@ describe('payloadFate on the chain', () => {
     const ours = await s.build({ amount: '1000' }, finalized);
     const rival = await s.build({ amount: '2000' }, finalized);
     expect(await land(s, ours)).toMatchObject({ status: 'confirmed' });
-    await expect(finalized.payloadFate(chain, ours)).resolves.toMatchObject({ fate: 'live', code: 'unfinalized' });
+    await expect(finalized.payloadFate({ chain, built: ours })).resolves.toMatchObject({ fate: 'live', code: 'unfinalized' });
     // The rival must never be called dead while the block that consumed its nonce could be undone.
-    await expect(finalized.payloadFate(chain, rival)).resolves.toMatchObject({ fate: 'live', code: 'unfinalized' });
+    await expect(finalized.payloadFate({ chain, built: rival })).resolves.toMatchObject({ fate: 'live', code: 'unfinalized' });
     await mine(64);
-    await expect(finalized.payloadFate(chain, ours)).resolves.toMatchObject({ fate: 'applied' });
-    await expect(finalized.payloadFate(chain, rival)).resolves.toMatchObject({ fate: 'dead', code: 'nonce_consumed' });
+    await expect(finalized.payloadFate({ chain, built: ours })).resolves.toMatchObject({ fate: 'applied' });
+    await expect(finalized.payloadFate({ chain, built: rival })).resolves.toMatchObject({ fate: 'dead', code: 'nonce_consumed' });
   });
 
   it('finds the consuming block however deep it is (doubling walk back, then bisection)', async () => {
@@ -91,13 +91,13 @@ describe('payloadFate on the chain', () => {
     const second = await s.build({ amount: '3' });
     await land(s, second);
     await mine(7);
-    await expect(latest.payloadFate(chain, first)).resolves.toMatchObject({ fate: 'applied' });
-    await expect(latest.payloadFate(chain, rival)).resolves.toMatchObject({ fate: 'dead', code: 'nonce_consumed' });
-    await expect(latest.payloadFate(chain, second)).resolves.toMatchObject({ fate: 'applied' });
+    await expect(latest.payloadFate({ chain, built: first })).resolves.toMatchObject({ fate: 'applied' });
+    await expect(latest.payloadFate({ chain, built: rival })).resolves.toMatchObject({ fate: 'dead', code: 'nonce_consumed' });
+    await expect(latest.payloadFate({ chain, built: second })).resolves.toMatchObject({ fate: 'applied' });
     // And confirm, with no memory of the send, reads the same record.
     const fresh = createEvmSafeDriver({ chains: { [chain]: { rpcUrl: url } } });
-    await expect(fresh.confirm(chain, `0x${first.digest}`, first)).resolves.toMatchObject({ status: 'confirmed', code: 'ExecutionSuccess' });
-    await expect(fresh.confirm(chain, `0x${rival.digest}`, rival)).resolves.toMatchObject({ status: 'failed', code: 'nonce_consumed', dead: true });
+    await expect(fresh.confirm({ chain, txHash: `0x${first.digest}`, built: first })).resolves.toMatchObject({ status: 'confirmed', code: 'ExecutionSuccess' });
+    await expect(fresh.confirm({ chain, txHash: `0x${rival.digest}`, built: rival })).resolves.toMatchObject({ status: 'failed', code: 'nonce_consumed', dead: true });
   });
 
   it('an inner call that reverts under safeTxGas > 0 (ExecutionFailure) is dead: execution_failure, nothing moved', async () => {
@@ -108,26 +108,26 @@ describe('payloadFate on the chain', () => {
     const tx = { ...payload.tx, safeTxGas: '100000' };
     const p = { ...payload, tx };
     const built = { payload: p, digest: safeTxHash({ chainId: p.chain_id, safe: p.safe, tx }).slice(2), summary: 'safeTxGas 100000' };
-    await expect(latest.payloadFate(chain, built)).resolves.toMatchObject({ fate: 'live' });
+    await expect(latest.payloadFate({ chain, built })).resolves.toMatchObject({ fate: 'live' });
     const before = await nonceOf(s.safe);
     expect(await land(s, built)).toMatchObject({ status: 'failed', code: 'ExecutionFailure', dead: true });
     expect(await nonceOf(s.safe)).toBe(before + 1n);
-    await expect(latest.payloadFate(chain, built)).resolves.toMatchObject({ fate: 'dead', code: 'execution_failure' });
+    await expect(latest.payloadFate({ chain, built })).resolves.toMatchObject({ fate: 'dead', code: 'execution_failure' });
   });
 
   it('a nonce ahead of the Safe, or a Safe with no code yet, is live', async () => {
     const s = await freshSafe();
-    const params = await latest.fetchParams(s.wallet);
+    const params = await latest.fetchParams({ wallet: s.wallet });
     if (params.kind !== 'evm_safe') throw new Error('kind');
     const ahead = latest.buildPayload({
       intent: normalizeIntent({ wallet: s.wallet.wallet, destination: secpKey().address, amount: '1' }),
       wallet: s.wallet,
       params: { ...params, safe_nonce: '5' },
     });
-    await expect(latest.payloadFate(chain, ahead)).resolves.toMatchObject({ fate: 'live', code: 'pending' });
+    await expect(latest.payloadFate({ chain, built: ahead })).resolves.toMatchObject({ fate: 'live', code: 'pending' });
     const nowhere = safeWallet(chain, secpKey().address, s.keys, 2);
     const ghost = latest.buildPayload({ intent: normalizeIntent({ wallet: nowhere.wallet, destination: secpKey().address, amount: '1' }), wallet: nowhere, params });
-    await expect(latest.payloadFate(chain, ghost)).resolves.toMatchObject({ fate: 'live', code: 'pending' });
+    await expect(latest.payloadFate({ chain, built: ghost })).resolves.toMatchObject({ fate: 'live', code: 'pending' });
   });
 
   it('fails closed when the nonce moved without an execution event (storage written, not executed): throws, never dead', async () => {
@@ -136,8 +136,8 @@ describe('payloadFate on the chain', () => {
     await rawRpc(url, 'anvil_setStorageAt', [s.safe, toHex(SLOT_NONCE, { size: 32 }), toHex(1n, { size: 32 })]);
     await mine(1);
     expect(await nonceOf(s.safe)).toBe(1n);
-    await expect(latest.payloadFate(chain, ours)).rejects.toBeInstanceOf(TransportError);
-    await expect(latest.payloadFate(chain, ours)).rejects.toThrow(/cannot attribute nonce 0/);
+    await expect(latest.payloadFate({ chain, built: ours })).rejects.toBeInstanceOf(TransportError);
+    await expect(latest.payloadFate({ chain, built: ours })).rejects.toThrow(/cannot attribute nonce 0/);
   });
 
   it('someone else carried the same SafeTx first: our transaction reverts, yet confirm says confirmed and payloadFate applied', async () => {
@@ -146,7 +146,7 @@ describe('payloadFate on the chain', () => {
     const r = await s.blob(ours);
     await rawRpc(url, 'evm_setAutomine', [false]);
     try {
-      expect(await latest.submit(chain, r.blob)).toMatchObject({ status: 'submitted' });
+      expect(await latest.submit({ chain, blob: r.blob })).toMatchObject({ status: 'submitted' });
       const gwei = 10n ** 9n;
       await rawRpc(url, 'eth_sendTransaction', [
         { from: devnet.accounts.funded[1]!.address, to: s.safe, data: (JSON.parse(r.blob) as { data: Hex }).data, gas: toHex(500_000n), maxFeePerGas: toHex(1000n * gwei), maxPriorityFeePerGas: toHex(500n * gwei) },
@@ -156,7 +156,7 @@ describe('payloadFate on the chain', () => {
       await rawRpc(url, 'evm_setAutomine', [true]);
     }
     await expect(confirmed(r.txHash, ours)).resolves.toMatchObject({ status: 'confirmed', code: 'ExecutionSuccess' });
-    await expect(latest.payloadFate(chain, ours)).resolves.toMatchObject({ fate: 'applied' });
+    await expect(latest.payloadFate({ chain, built: ours })).resolves.toMatchObject({ fate: 'applied' });
   });
 });
 
@@ -165,7 +165,7 @@ describe('payloadFate refusals', () => {
     const s = await freshSafe();
     const built = await s.build();
     const down = createEvmSafeDriver({ chains: { [chain]: { rpcUrl: 'http://127.0.0.1:9', finality: 'latest' } } });
-    await expect(down.payloadFate(chain, built)).rejects.toBeInstanceOf(TransportError);
+    await expect(down.payloadFate({ chain, built })).rejects.toBeInstanceOf(TransportError);
   });
 
   it('an RPC that answers errors for history (e.g. a pruned node) throws, never guesses', async () => {
@@ -183,7 +183,7 @@ describe('payloadFate refusals', () => {
       return fetch(input, init);
     };
     const d = createEvmSafeDriver({ chains: { [chain]: { rpcUrl: url, finality: 'latest' } }, fetch: pruned });
-    await expect(d.payloadFate(chain, rival)).rejects.toBeInstanceOf(TransportError);
+    await expect(d.payloadFate({ chain, built: rival })).rejects.toBeInstanceOf(TransportError);
   });
 
   it('an RPC serving another chain throws (the same Safe address can exist on many chains)', async () => {
@@ -192,7 +192,7 @@ describe('payloadFate refusals', () => {
     const other = createEvmSafeDriver({ chains: { 'eip155:1': { rpcUrl: url, finality: 'latest' } } });
     const p = { ...(built.payload as SafePayload), chain: 'eip155:1', chain_id: 1 };
     const mainnet = { payload: p, digest: safeTxHash({ chainId: 1, safe: p.safe, tx: p.tx }).slice(2), summary: '' };
-    await expect(other.payloadFate('eip155:1', mainnet)).rejects.toThrow(/serves chain 31337, not 1/);
+    await expect(other.payloadFate({ chain: 'eip155:1', built: mainnet })).rejects.toThrow(/serves chain 31337, not 1/);
   });
 
   it('a finality tag the RPC does not know throws', async () => {
@@ -204,16 +204,16 @@ describe('payloadFate refusals', () => {
       return fetch(input, init);
     };
     const d = createEvmSafeDriver({ chains: { [chain]: { rpcUrl: url, finality: 'safe' } }, fetch: noTag });
-    await expect(d.payloadFate(chain, built)).rejects.toThrow(/no safe block/);
+    await expect(d.payloadFate({ chain, built })).rejects.toThrow(/no safe block/);
   });
 
   it('a payload for another chain, or whose digest is not its safeTxHash, is a ValidationError', async () => {
     const s = await freshSafe();
     const built = await s.build();
-    await expect(latest.payloadFate(chain, { ...built, digest: 'ab'.repeat(32) })).rejects.toBeInstanceOf(ValidationError);
+    await expect(latest.payloadFate({ chain, built: { ...built, digest: 'ab'.repeat(32) } })).rejects.toBeInstanceOf(ValidationError);
     const p = { ...(built.payload as SafePayload), chain: 'eip155:1', chain_id: 1 };
     const foreign = { payload: p, digest: safeTxHash({ chainId: 1, safe: p.safe, tx: p.tx }).slice(2), summary: '' };
-    await expect(latest.payloadFate(chain, foreign)).rejects.toMatchObject({ path: 'payload.chain' });
+    await expect(latest.payloadFate({ chain, built: foreign })).rejects.toMatchObject({ path: 'payload.chain' });
     expect(() => createEvmSafeDriver({ chains: { [chain]: { rpcUrl: url, finality: 'final' as never } } })).toThrow(/finality/);
   });
 });

@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { canonicalize, normalizeIntent, SignerRefusedError, TransportError, ValidationError, type BuiltPayload, type Contribution, type IntentRequest } from '@vault/sdk';
-import { createWalletClient, decodeFunctionData, encodeAbiParameters, encodeFunctionData, http, toHex, type Address, type Hex } from 'viem';
+import { canonicalize, normalizeIntent, protectChainFacts, SignerRefusedError, TransportError, ValidationError, type BuiltPayload, type Contribution, type IntentRequest } from '@vault/sdk';
+import { createWalletClient, decodeFunctionData, encodeAbiParameters, encodeFunctionData, http, keccak256, toHex, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { createEvmSafeDriver, decodeSymbol, encodeExecTransaction, SAFE_ABI, SAFE_BLOB_FORMAT, safeTxHash, type EvmSafeDriver, type SafePayload } from '../src/index.js';
 import { createEvmSafeSigner } from '../src/signer.js';
@@ -29,18 +29,18 @@ const safeNonce = async (safe: Address = SAFE) =>
   BigInt(await rawRpc<string>(url, 'eth_call', [{ to: safe, data: encodeFunctionData({ abi: SAFE_ABI, functionName: 'nonce' }) }, 'latest']));
 
 const evmParams = async () => {
-  const p = await driver.fetchParams(wallet);
+  const p = await driver.fetchParams({ wallet });
   if (p.kind !== 'evm_safe') throw new Error('kind');
   return p;
 };
 const intent = (req: Partial<IntentRequest>) => normalizeIntent({ wallet: wallet.wallet, destination: secpKey().address, amount: '1', ...req });
-const build = async (req: Partial<IntentRequest>, w = wallet) => driver.buildPayload({ intent: intent(req), wallet: w, params: await driver.fetchParams(w) });
+const build = async (req: Partial<IntentRequest>, w = wallet) => driver.buildPayload({ intent: intent(req), wallet: w, params: await driver.fetchParams({ wallet: w }) });
 const signWith = (built: BuiltPayload, idx: readonly number[], k = keys, w = wallet) =>
-  Promise.all(idx.map((i) => signer.signPayload(built, k[i]!, w.control.kind === 'evm_safe' ? w.control.owners[i]!.address : '')));
+  Promise.all(idx.map((i) => signer.signPayload({ built, key: k[i]!, signerAddress: w.control.kind === 'evm_safe' ? w.control.owners[i]!.address : '' })));
 
 async function confirmed(d: EvmSafeDriver, txHash: string, built: BuiltPayload) {
   for (let i = 0; i < 100; i++) {
-    const r = await d.confirm(chain, txHash, built);
+    const r = await d.confirm({ chain, txHash, built });
     if (r.status !== 'pending') return r;
     await new Promise((res) => setTimeout(res, 30));
   }
@@ -50,9 +50,9 @@ async function confirmed(d: EvmSafeDriver, txHash: string, built: BuiltPayload) 
 /** Build, sign by owners 0 and 1, assemble, submit, confirm. */
 async function execute(req: Partial<IntentRequest>, d: EvmSafeDriver = driver) {
   const built = await build(req);
-  const result = d.assemble(built, await signWith(built, [0, 1]), wallet);
+  const result = d.assemble({ built, contributions: await signWith(built, [0, 1]), wallet });
   if (!result.ok) throw new Error('short');
-  const submitted = await d.submit(chain, result.blob);
+  const submitted = await d.submit({ chain, blob: result.blob });
   expect(submitted, JSON.stringify(submitted)).toMatchObject({ status: 'submitted', txHash: result.txHash });
   return { built, result, outcome: await confirmed(d, result.txHash, built) };
 }
@@ -137,13 +137,13 @@ describe('operations on chain (checked by raw JSON-RPC reads)', () => {
   it('confirm works from another driver instance (no memory of the submit): Safe events are the record', async () => {
     const { result, built } = await execute({ amount: '1000' });
     const fresh = createEvmSafeDriver({ chains: { [chain]: { rpcUrl: url, pollingInterval: 50 } } });
-    await expect(fresh.confirm(chain, result.txHash, built)).resolves.toMatchObject({ status: 'confirmed', code: 'ExecutionSuccess' });
+    await expect(fresh.confirm({ chain, txHash: result.txHash, built })).resolves.toMatchObject({ status: 'confirmed', code: 'ExecutionSuccess' });
   });
 });
 
 describe('refused operations', () => {
   it('authorize_holder, clawback, mpt_create and account_flags are refused naming operation.op', async () => {
-    const params = await driver.fetchParams(wallet);
+    const params = await driver.fetchParams({ wallet });
     const ops = [
       { op: 'authorize_holder' as const },
       { op: 'clawback' as const },
@@ -164,7 +164,7 @@ describe('refused operations', () => {
   });
 
   it('refuses bad inputs naming the field', async () => {
-    const params = await driver.fetchParams(wallet);
+    const params = await driver.fetchParams({ wallet });
     const attempt = (req: Partial<IntentRequest>, p = params) => {
       try {
         driver.buildPayload({ intent: intent(req), wallet, params: p });
@@ -188,38 +188,42 @@ describe('refused operations', () => {
 });
 
 describe('guard facts, balances and control state', () => {
-  it('evm_code for the destination and the token, the on-chain symbol, an unburned owner', async () => {
+  it('code facts for the destination and the token (the hash of the code a raw read returns), the on-chain symbol, an unburned owner', async () => {
     const eoa = secpKey().address;
-    const plain = await driver.fetchProtectInputs(intent({ destination: eoa }), wallet);
-    expect(plain).toEqual({ evm_code: [[eoa, '0x']], onchain_symbol: null, token_owner_burned: false });
-    const token = await driver.fetchProtectInputs(intent({ destination: eoa, asset_issuer: TOKEN.toLowerCase() }), wallet);
-    expect(token.evm_code[1]?.[0]).toBe(TOKEN);
-    expect(token.evm_code[1]?.[1]).toMatch(/^0x[0-9a-f]{100,}$/);
-    expect(token).toMatchObject({ onchain_symbol: 'VTT', token_owner_burned: false });
+    const plain = await driver.fetchProtectInputs({ intent: intent({ destination: eoa }), wallet });
+    expect(plain).toEqual({ destination: { address: eoa, hasCode: false, codeHash: null }, issuer: null, assetSymbol: null, issuerKeyBurned: false });
+    expect(protectChainFacts(plain)).toEqual({ evm_code: [[eoa, '0x']], onchain_symbol: null, token_owner_burned: false });
+    const token = await driver.fetchProtectInputs({ intent: intent({ destination: eoa, asset_issuer: TOKEN.toLowerCase() }), wallet });
+    const code = await rawRpc<Hex>(url, 'eth_getCode', [TOKEN, 'latest']);
+    expect(code).toMatch(/^0x[0-9a-f]{100,}$/);
+    expect(token.issuer).toEqual({ address: TOKEN, hasCode: true, codeHash: keccak256(code) });
+    expect(token).toMatchObject({ assetSymbol: 'VTT', issuerKeyBurned: false });
+    expect(protectChainFacts(token).evm_code).toEqual([[eoa, '0x'], [TOKEN, keccak256(code)]]);
   });
 
   it('a bytes32 symbol, a burned owner (0x…dEaD and zero), a contract without symbol or owner', async () => {
     const mkr = await devnet.deployToken('0x000000000000000000000000000000000000dEaD', { symbol: 'MKR', stringEncoding: 'bytes32' });
-    await expect(driver.fetchProtectInputs(intent({ asset_issuer: mkr }), wallet)).resolves.toMatchObject({ onchain_symbol: 'MKR', token_owner_burned: true });
+    await expect(driver.fetchProtectInputs({ intent: intent({ asset_issuer: mkr }), wallet })).resolves.toMatchObject({ assetSymbol: 'MKR', issuerKeyBurned: true });
     const zero = await devnet.deployToken('0x0000000000000000000000000000000000000000');
-    await expect(driver.fetchProtectInputs(intent({ asset_issuer: zero }), wallet)).resolves.toMatchObject({ onchain_symbol: 'VTT', token_owner_burned: true });
+    await expect(driver.fetchProtectInputs({ intent: intent({ asset_issuer: zero }), wallet })).resolves.toMatchObject({ assetSymbol: 'VTT', issuerKeyBurned: true });
     // The Safe singleton has code but neither symbol() nor owner().
-    await expect(driver.fetchProtectInputs(intent({ asset_issuer: devnet.safeAddresses.multiSend }), wallet)).resolves.toMatchObject({ onchain_symbol: null, token_owner_burned: false });
+    await expect(driver.fetchProtectInputs({ intent: intent({ asset_issuer: devnet.safeAddresses.multiSend }), wallet })).resolves.toMatchObject({ assetSymbol: null, issuerKeyBurned: false });
     // No code at the issuer: no symbol, and the guard sees '0x'.
     const nobody = secpKey().address;
-    const facts = await driver.fetchProtectInputs(intent({ asset_issuer: nobody }), wallet);
-    expect(facts.evm_code.find(([a]) => a === nobody)?.[1]).toBe('0x');
-    expect(facts.onchain_symbol).toBeNull();
+    const facts = await driver.fetchProtectInputs({ intent: intent({ asset_issuer: nobody }), wallet });
+    expect(facts.issuer).toEqual({ address: nobody, hasCode: false, codeHash: null });
+    expect(protectChainFacts(facts).evm_code.find(([a]) => a === nobody)?.[1]).toBe('0x');
+    expect(facts.assetSymbol).toBeNull();
   });
 
   it('balances: native and configured tokens agree with raw reads', async () => {
-    const balances = await driver.balances(wallet);
+    const balances = await driver.balances({ wallet });
     expect(balances[0]).toEqual({ asset: 'native', symbol: 'ETH', amount: (await balance(SAFE)).toString(), decimals: 18 });
     expect(balances[1]).toEqual({ asset: TOKEN, symbol: 'VTT', amount: (await rawTokenBalance(url, TOKEN, SAFE)).toString(), decimals: 6 });
   });
 
   it('controlState: owners, threshold, nonce and version from the Safe', async () => {
-    const state = await driver.controlState(wallet);
+    const state = await driver.controlState({ wallet });
     expect(state.address).toBe(SAFE);
     expect(state.quorum).toBe(2);
     expect(state.members.map((m) => m.address).sort()).toEqual(keys.map((k) => k.address).sort());
@@ -229,7 +233,7 @@ describe('guard facts, balances and control state', () => {
 
   it('a Safe address without code is NotFound', async () => {
     const ghost = safeWallet(chain, secpKey().address, keys, 2);
-    await expect(driver.fetchParams(ghost)).rejects.toMatchObject({ name: 'NotFoundError' });
+    await expect(driver.fetchParams({ wallet: ghost })).rejects.toMatchObject({ name: 'NotFoundError' });
   });
 });
 
@@ -237,12 +241,12 @@ describe('negative: short threshold', () => {
   it('assemble with one of two signatures is short_of_quorum, and the Safe itself reverts GS020', async () => {
     const built = await build({ amount: '1000' });
     const one = await signWith(built, [2]);
-    const short = driver.assemble(built, one, wallet);
+    const short = driver.assemble({ built, contributions: one, wallet });
     expect(short).toMatchObject({ ok: false, reason: 'short_of_quorum', weight: 1, quorum: 2, invalid: [] });
     if (short.ok) return;
     expect(short.missing.map((m) => m.address).sort()).toEqual([keys[0]!.address, keys[1]!.address].sort());
     const before = await balance(SAFE);
-    const submitted = await driver.submit(chain, blobWith(built.payload as SafePayload, sigHex(one)));
+    const submitted = await driver.submit({ chain, blob: blobWith(built.payload as SafePayload, sigHex(one)) });
     expect(submitted).toMatchObject({ status: 'rejected', code: 'GS020', retriable: false });
     expect(await balance(SAFE)).toBe(before);
   });
@@ -260,27 +264,27 @@ describe('negative: wrong chain id', () => {
     const mainnetPayload = { ...payload, chain: 'eip155:1', chain_id: 1 };
     const mainnetSigner = createEvmSafeSigner({ chains: ['eip155:1'] });
     const mainnetBuilt = { payload: mainnetPayload, digest: safeTxHash({ chainId: 1, safe: SAFE, tx: payload.tx }).slice(2), summary: '' };
-    const sigs = await Promise.all([0, 1].map((i) => mainnetSigner.signPayload(mainnetBuilt, keys[i]!, keys[i]!.address)));
-    expect(driver.assemble(built, sigs, wallet)).toMatchObject({ ok: false, weight: 0 });
-    const submitted = await driver.submit(chain, blobWith(payload, sigHex(sigs)));
+    const sigs = await Promise.all([0, 1].map((i) => mainnetSigner.signPayload({ built: mainnetBuilt, key: keys[i]!, signerAddress: keys[i]!.address })));
+    expect(driver.assemble({ built, contributions: sigs, wallet })).toMatchObject({ ok: false, weight: 0 });
+    const submitted = await driver.submit({ chain, blob: blobWith(payload, sigHex(sigs)) });
     expect(submitted).toMatchObject({ status: 'rejected', code: 'GS026', retriable: false });
   });
 
   it('a blob for another chain, or an RPC of another chain, is refused as wrong_chain', async () => {
     const built = await build({ amount: '1000' });
     const sigs = await signWith(built, [0, 1]);
-    await expect(driver.submit(chain, blobWith(built.payload as SafePayload, sigHex(sigs), { chain_id: 1 }))).resolves.toMatchObject({ status: 'rejected', code: 'wrong_chain' });
+    await expect(driver.submit({ chain, blob: blobWith(built.payload as SafePayload, sigHex(sigs), { chain_id: 1 }) })).resolves.toMatchObject({ status: 'rejected', code: 'wrong_chain' });
     const liar = createEvmSafeDriver({ chains: { 'eip155:1': { rpcUrl: url } }, executor });
     const w1 = { ...wallet, chain: 'eip155:1' };
-    await expect(liar.fetchParams(w1)).rejects.toBeInstanceOf(TransportError);
-    await expect(liar.submit('eip155:1', blobWith({ ...(built.payload as SafePayload), chain_id: 1 }, sigHex(sigs)))).resolves.toMatchObject({ code: 'wrong_chain' });
+    await expect(liar.fetchParams({ wallet: w1 })).rejects.toBeInstanceOf(TransportError);
+    await expect(liar.submit({ chain: 'eip155:1', blob: blobWith({ ...(built.payload as SafePayload), chain_id: 1 }, sigHex(sigs)) })).resolves.toMatchObject({ code: 'wrong_chain' });
   });
 
   it('the signer refuses a payload whose chain_id is not its chain', async () => {
     const built = await build({ amount: '1000' });
     const payload = { ...(built.payload as SafePayload), chain_id: 1 };
     const lie = { payload, digest: safeTxHash({ chainId: 1, safe: SAFE, tx: payload.tx }).slice(2), summary: '' };
-    await expect(signer.signPayload(lie, keys[0]!, keys[0]!.address)).rejects.toMatchObject({ reason: 'chain' });
+    await expect(signer.signPayload({ built: lie, key: keys[0]!, signerAddress: keys[0]!.address })).rejects.toMatchObject({ reason: 'chain' });
   });
 });
 
@@ -289,29 +293,29 @@ describe('negative: replayed nonce', () => {
     const a = await build({ amount: '1000' });
     const b = await build({ amount: '2000' });
     expect((a.payload as SafePayload).tx.nonce).toBe((b.payload as SafePayload).tx.nonce);
-    const ra = driver.assemble(a, await signWith(a, [0, 1]), wallet);
-    const rb = driver.assemble(b, await signWith(b, [1, 2]), wallet);
+    const ra = driver.assemble({ built: a, contributions: await signWith(a, [0, 1]), wallet });
+    const rb = driver.assemble({ built: b, contributions: await signWith(b, [1, 2]), wallet });
     if (!ra.ok || !rb.ok) throw new Error('quorum');
-    await expect(driver.submit(chain, ra.blob)).resolves.toMatchObject({ status: 'submitted' });
+    await expect(driver.submit({ chain, blob: ra.blob })).resolves.toMatchObject({ status: 'submitted' });
     await expect(confirmed(driver, ra.txHash, a)).resolves.toMatchObject({ status: 'confirmed' });
-    const replay = await driver.submit(chain, rb.blob);
+    const replay = await driver.submit({ chain, blob: rb.blob });
     expect(replay).toMatchObject({ status: 'rejected', code: 'GS026', retriable: false });
     expect(replay.status === 'rejected' && replay.message).toMatch(/already consumed/);
-    await expect(driver.confirm(chain, rb.txHash, b)).resolves.toMatchObject({ status: 'failed', code: 'nonce_consumed', dead: true });
+    await expect(driver.confirm({ chain, txHash: rb.txHash, built: b })).resolves.toMatchObject({ status: 'failed', code: 'nonce_consumed', dead: true });
     // The executed one cannot run twice either.
-    await expect(driver.submit(chain, ra.blob)).resolves.toMatchObject({ status: 'rejected', code: 'GS026' });
+    await expect(driver.submit({ chain, blob: ra.blob })).resolves.toMatchObject({ status: 'rejected', code: 'GS026' });
   });
 
   it('a race: a competitor executes another SafeTx at our nonce first; ours reverts on chain and is dead', async () => {
     const ours = await build({ amount: '1000' });
     const theirs = await build({ amount: '2000' });
-    const r = driver.assemble(ours, await signWith(ours, [0, 1]), wallet);
-    const t = driver.assemble(theirs, await signWith(theirs, [0, 2]), wallet);
+    const r = driver.assemble({ built: ours, contributions: await signWith(ours, [0, 1]), wallet });
+    const t = driver.assemble({ built: theirs, contributions: await signWith(theirs, [0, 2]), wallet });
     if (!r.ok || !t.ok) throw new Error('quorum');
     await rawRpc(url, 'evm_setAutomine', [false]);
     try {
-      await expect(driver.submit(chain, r.blob)).resolves.toMatchObject({ status: 'submitted' });
-      await expect(driver.confirm(chain, r.txHash, ours)).resolves.toMatchObject({ status: 'pending' });
+      await expect(driver.submit({ chain, blob: r.blob })).resolves.toMatchObject({ status: 'submitted' });
+      await expect(driver.confirm({ chain, txHash: r.txHash, built: ours })).resolves.toMatchObject({ status: 'pending' });
       // Someone else carries the other SafeTx with a higher tip: it is ordered first in the block.
       const competitor = devnet.accounts.funded[1]!.address;
       const gwei = 10n ** 9n;
@@ -322,10 +326,10 @@ describe('negative: replayed nonce', () => {
     } finally {
       await rawRpc(url, 'evm_setAutomine', [true]);
     }
-    await expect(driver.confirm(chain, t.txHash, theirs)).resolves.toMatchObject({ status: 'confirmed', code: 'ExecutionSuccess' });
+    await expect(driver.confirm({ chain, txHash: t.txHash, built: theirs })).resolves.toMatchObject({ status: 'confirmed', code: 'ExecutionSuccess' });
     await expect(confirmed(driver, r.txHash, ours)).resolves.toMatchObject({ status: 'failed', code: 'reverted', dead: true });
     // Asked again (no memory of the send now), the consumed nonce still proves it dead.
-    await expect(driver.confirm(chain, r.txHash, ours)).resolves.toMatchObject({ status: 'failed', code: 'nonce_consumed', dead: true });
+    await expect(driver.confirm({ chain, txHash: r.txHash, built: ours })).resolves.toMatchObject({ status: 'failed', code: 'nonce_consumed', dead: true });
   });
 
   it('a SafeTx built elsewhere with safeTxGas > 0 whose call fails: ExecutionFailure consumes the nonce, dead', async () => {
@@ -335,32 +339,32 @@ describe('negative: replayed nonce', () => {
     const tx = { ...payload.tx, safeTxGas: '100000' };
     const p = { ...payload, tx };
     const built = { payload: p, digest: safeTxHash({ chainId: p.chain_id, safe: p.safe, tx }).slice(2), summary: 'safeTxGas 100000' };
-    const r = driver.assemble(built, await signWith(built, [1, 2]), wallet);
+    const r = driver.assemble({ built, contributions: await signWith(built, [1, 2]), wallet });
     if (!r.ok) throw new Error('quorum');
     const nonce = await safeNonce();
-    await expect(driver.submit(chain, r.blob)).resolves.toMatchObject({ status: 'submitted' });
+    await expect(driver.submit({ chain, blob: r.blob })).resolves.toMatchObject({ status: 'submitted' });
     await expect(confirmed(driver, r.txHash, built)).resolves.toMatchObject({ status: 'failed', code: 'ExecutionFailure', dead: true });
     expect(await safeNonce()).toBe(nonce + 1n);
     // And from the Safe's events alone.
     const fresh = createEvmSafeDriver({ chains: { [chain]: { rpcUrl: url } } });
-    await expect(fresh.confirm(chain, r.txHash, built)).resolves.toMatchObject({ status: 'failed', code: 'ExecutionFailure', dead: true });
+    await expect(fresh.confirm({ chain, txHash: r.txHash, built })).resolves.toMatchObject({ status: 'failed', code: 'ExecutionFailure', dead: true });
   });
 
   it('a future nonce is rejected as retriable and stays pending', async () => {
     const params = await evmParams();
     const ahead = driver.buildPayload({ intent: intent({}), wallet, params: { ...params, safe_nonce: (BigInt(params.safe_nonce) + 3n).toString() } });
-    const r = driver.assemble(ahead, await signWith(ahead, [0, 1]), wallet);
+    const r = driver.assemble({ built: ahead, contributions: await signWith(ahead, [0, 1]), wallet });
     if (!r.ok) throw new Error('quorum');
-    await expect(driver.submit(chain, r.blob)).resolves.toMatchObject({ status: 'rejected', code: 'GS026', retriable: true });
-    await expect(driver.confirm(chain, r.txHash, ahead)).resolves.toMatchObject({ status: 'pending' });
+    await expect(driver.submit({ chain, blob: r.blob })).resolves.toMatchObject({ status: 'rejected', code: 'GS026', retriable: true });
+    await expect(driver.confirm({ chain, txHash: r.txHash, built: ahead })).resolves.toMatchObject({ status: 'pending' });
   });
 
   it('an inner call that fails reverts the whole execTransaction (GS013) and consumes nothing', async () => {
     const nonce = await safeNonce();
     const built = await build({ asset_issuer: TOKEN, amount: (10n ** 30n).toString() });
-    const r = driver.assemble(built, await signWith(built, [0, 2]), wallet);
+    const r = driver.assemble({ built, contributions: await signWith(built, [0, 2]), wallet });
     if (!r.ok) throw new Error('quorum');
-    await expect(driver.submit(chain, r.blob)).resolves.toMatchObject({ status: 'rejected', code: 'GS013', retriable: false });
+    await expect(driver.submit({ chain, blob: r.blob })).resolves.toMatchObject({ status: 'rejected', code: 'GS013', retriable: false });
     expect(await safeNonce()).toBe(nonce);
   });
 });
@@ -369,7 +373,7 @@ describe('assemble', () => {
   it('orders signatures by owner address whatever the order they arrive in', async () => {
     const built = await build({ amount: '1' });
     const sigs = await signWith(built, [0, 1, 2]);
-    const r = driver.assemble(built, [sigs[2]!, sigs[0]!, sigs[1]!], wallet);
+    const r = driver.assemble({ built, contributions: [sigs[2]!, sigs[0]!, sigs[1]!], wallet });
     if (!r.ok) throw new Error('quorum');
     expect(r.weight).toBe(3);
     const data = (JSON.parse(r.blob) as { data: Hex }).data;
@@ -392,7 +396,7 @@ describe('assemble', () => {
       { ...c, public_key: { curve: 'secp256k1', hex: Buffer.from(other.publicKey).toString('hex') } },
       { ...c, signature: { ...c.signature, hex: 'zz' } },
     ];
-    const r = driver.assemble(built, variants, wallet);
+    const r = driver.assemble({ built, contributions: variants, wallet });
     expect(r).toMatchObject({ ok: false, weight: 0 });
     if (r.ok) return;
     expect(r.invalid.map((i) => [i.index, i.reason, i.detail])).toEqual([
@@ -406,34 +410,34 @@ describe('assemble', () => {
 
   it('refuses a payload for another Safe or with a digest that is not its safeTxHash', async () => {
     const built = await build({ amount: '1' });
-    expect(() => driver.assemble({ ...built, digest: 'ab'.repeat(32) }, [], wallet)).toThrow(/digest is not the safeTxHash/);
+    expect(() => driver.assemble({ built: { ...built, digest: 'ab'.repeat(32) }, contributions: [], wallet })).toThrow(/digest is not the safeTxHash/);
     const other = safeWallet(chain, secpKey().address, keys, 2);
-    expect(() => driver.assemble(built, [], other)).toThrow(/not this wallet/);
+    expect(() => driver.assemble({ built, contributions: [], wallet: other })).toThrow(/not this wallet/);
   });
 });
 
 describe('the signer', () => {
   it('refuses a handed digest, a key that is not the owner, a non-secp256k1 key and refund fields', async () => {
     const built = await build({ amount: '1' });
-    await expect(signer.signPayload({ ...built, digest: 'ab'.repeat(32) }, keys[0]!, keys[0]!.address)).rejects.toMatchObject({ reason: 'digest_mismatch' });
-    await expect(signer.signPayload(built, keys[1]!, keys[0]!.address)).rejects.toMatchObject({ reason: 'key' });
+    await expect(signer.signPayload({ built: { ...built, digest: 'ab'.repeat(32) }, key: keys[0]!, signerAddress: keys[0]!.address })).rejects.toMatchObject({ reason: 'digest_mismatch' });
+    await expect(signer.signPayload({ built, key: keys[1]!, signerAddress: keys[0]!.address })).rejects.toMatchObject({ reason: 'key' });
     const ed = { curve: 'ed25519' as const, publicKey: new Uint8Array(32), sign: async () => new Uint8Array(64) };
-    await expect(signer.signPayload(built, ed, keys[0]!.address)).rejects.toMatchObject({ reason: 'key' });
+    await expect(signer.signPayload({ built, key: ed, signerAddress: keys[0]!.address })).rejects.toMatchObject({ reason: 'key' });
     const payload = built.payload as SafePayload;
     for (const tx of [{ ...payload.tx, gasPrice: '1' }, { ...payload.tx, operation: 1 as const }]) {
       const p = { ...payload, tx };
       const refund = { payload: p, digest: safeTxHash({ chainId: p.chain_id, safe: p.safe, tx }).slice(2), summary: '' };
-      await expect(signer.signPayload(refund, keys[0]!, keys[0]!.address)).rejects.toBeInstanceOf(SignerRefusedError);
+      await expect(signer.signPayload({ built: refund, key: keys[0]!, signerAddress: keys[0]!.address })).rejects.toBeInstanceOf(SignerRefusedError);
     }
     const broken = { ...keys[0]!, sign: async () => new Uint8Array(65).fill(1) };
-    await expect(signer.signPayload(built, broken, keys[0]!.address)).rejects.toMatchObject({ reason: 'key' });
+    await expect(signer.signPayload({ built, key: broken, signerAddress: keys[0]!.address })).rejects.toMatchObject({ reason: 'key' });
   });
 
   it('derives addresses from compressed keys only for secp256k1 on served chains', () => {
-    expect(signer.deriveAddress(chain, keys[0]!.publicKey, 'secp256k1')).toBe(keys[0]!.address);
-    expect(() => signer.deriveAddress(chain, keys[0]!.publicKey, 'ed25519')).toThrow(ValidationError);
-    expect(() => signer.deriveAddress(chain, Uint8Array.from([2, ...new Array<number>(32).fill(0xff)]), 'secp256k1')).toThrow(/not a secp256k1 public key/);
-    expect(() => signer.deriveAddress('eip155:1', keys[0]!.publicKey, 'secp256k1')).toThrow(/does not serve/);
+    expect(signer.deriveAddress({ chain, publicKey: keys[0]!.publicKey, curve: 'secp256k1' })).toBe(keys[0]!.address);
+    expect(() => signer.deriveAddress({ chain, publicKey: keys[0]!.publicKey, curve: 'ed25519' })).toThrow(ValidationError);
+    expect(() => signer.deriveAddress({ chain, publicKey: Uint8Array.from([2, ...new Array<number>(32).fill(0xff)]), curve: 'secp256k1' })).toThrow(/not a secp256k1 public key/);
+    expect(() => signer.deriveAddress({ chain: 'eip155:1', publicKey: keys[0]!.publicKey, curve: 'secp256k1' })).toThrow(/does not serve/);
   });
 });
 
@@ -482,26 +486,26 @@ describe('executors: who pays gas', () => {
   it('a busy relayer is a retriable rejection; an unreachable one too', async () => {
     const relayed = createEvmSafeDriver({ chains: { [chain]: { rpcUrl: url, executor: { relayerUrl } } } });
     const built = await build({ amount: '5' });
-    const r = relayed.assemble(built, await signWith(built, [0, 1]), wallet);
+    const r = relayed.assemble({ built, contributions: await signWith(built, [0, 1]), wallet });
     if (!r.ok) throw new Error('quorum');
     failNext = 1;
-    await expect(relayed.submit(chain, r.blob)).resolves.toMatchObject({ status: 'rejected', code: 'relayer_error', retriable: true });
+    await expect(relayed.submit({ chain, blob: r.blob })).resolves.toMatchObject({ status: 'rejected', code: 'relayer_error', retriable: true });
     const gone = createEvmSafeDriver({ chains: { [chain]: { rpcUrl: url, executor: { relayerUrl: 'http://127.0.0.1:9/relay' } } } });
-    await expect(gone.submit(chain, r.blob)).resolves.toMatchObject({ status: 'rejected', code: 'relayer_error', retriable: true });
+    await expect(gone.submit({ chain, blob: r.blob })).resolves.toMatchObject({ status: 'rejected', code: 'relayer_error', retriable: true });
   });
 
   it('without an executor nothing is sent', async () => {
     const keyless = createEvmSafeDriver({ chains: { [chain]: { rpcUrl: url } } });
     const built = await build({ amount: '5' });
-    const r = keyless.assemble(built, await signWith(built, [0, 1]), wallet);
+    const r = keyless.assemble({ built, contributions: await signWith(built, [0, 1]), wallet });
     if (!r.ok) throw new Error('quorum');
-    await expect(keyless.submit(chain, r.blob)).resolves.toMatchObject({ status: 'rejected', code: 'no_executor' });
-    await expect(keyless.submit(chain, 'not json')).resolves.toMatchObject({ status: 'rejected', code: 'malformed' });
+    await expect(keyless.submit({ chain, blob: r.blob })).resolves.toMatchObject({ status: 'rejected', code: 'no_executor' });
+    await expect(keyless.submit({ chain, blob: 'not json' })).resolves.toMatchObject({ status: 'rejected', code: 'malformed' });
     // A blob whose calldata is not the SafeTx its safe_tx_hash names is refused before anything is sent.
     const other = await build({ amount: '6' });
     const forged = canonicalize({ ...(JSON.parse(r.blob) as Record<string, unknown>), safe_tx_hash: `0x${other.digest}` });
-    await expect(driver.submit(chain, forged)).resolves.toMatchObject({ status: 'rejected', code: 'malformed' });
-    await expect(driver.submit(chain, canonicalize({ ...(JSON.parse(r.blob) as Record<string, unknown>), data: '0x12345678' }))).resolves.toMatchObject({ code: 'malformed' });
+    await expect(driver.submit({ chain, blob: forged })).resolves.toMatchObject({ status: 'rejected', code: 'malformed' });
+    await expect(driver.submit({ chain, blob: canonicalize({ ...(JSON.parse(r.blob) as Record<string, unknown>), data: '0x12345678' }) })).resolves.toMatchObject({ code: 'malformed' });
   });
 });
 
@@ -513,7 +517,7 @@ describe('configuration', () => {
       return fetch(input, init);
     };
     const d = createEvmSafeDriver({ chains: { [chain]: { rpcUrl: url } }, fetch: counting });
-    await d.fetchParams(wallet);
+    await d.fetchParams({ wallet });
     expect(seen).toEqual(expect.arrayContaining(['eth_chainId', 'eth_getCode', 'eth_call']));
   });
 
@@ -522,8 +526,8 @@ describe('configuration', () => {
     expect(() => createEvmSafeDriver({ chains: { 'evm:1': { rpcUrl: url } } })).toThrow(/not "eip155:<chain id>"/);
     expect(() => createEvmSafeDriver({ chains: { 'eip155:1': { rpcUrl: 'ws://x' } } })).toThrow(/rpcUrl/);
     expect(() => createEvmSafeDriver({ chains: { 'eip155:1': { rpcUrl: url, tokens: ['0x12'] } } })).toThrow(/tokens/);
-    expect(driver.validateAddress('eip155:1', SAFE)).toMatchObject({ valid: false });
-    expect(driver.validateAddress(chain, SAFE.toLowerCase())).toEqual({ valid: true, normalized: SAFE });
+    expect(driver.validateAddress({ chain: 'eip155:1', address: SAFE })).toMatchObject({ valid: false });
+    expect(driver.validateAddress({ chain, address: SAFE.toLowerCase() })).toEqual({ valid: true, normalized: SAFE, network: null });
     expect(() => createEvmSafeSigner({ chains: ['eip155:0'] })).toThrow(/eip155/);
   });
 
@@ -542,13 +546,13 @@ describe('configuration', () => {
 describe('faults and decoding', () => {
   it('an unreachable RPC is a TransportError, never a silent default', async () => {
     const down = createEvmSafeDriver({ chains: { [chain]: { rpcUrl: 'http://127.0.0.1:9' } } });
-    await expect(down.fetchParams(wallet)).rejects.toBeInstanceOf(TransportError);
-    await expect(down.balances(wallet)).rejects.toBeInstanceOf(TransportError);
+    await expect(down.fetchParams({ wallet })).rejects.toBeInstanceOf(TransportError);
+    await expect(down.balances({ wallet })).rejects.toBeInstanceOf(TransportError);
   });
 
   it('confirm refuses a txHash that is not the payload safeTxHash', async () => {
     const built = await build({ amount: '1' });
-    await expect(driver.confirm(chain, `0x${'11'.repeat(32)}`, built)).rejects.toBeInstanceOf(ValidationError);
+    await expect(driver.confirm({ chain, txHash: `0x${'11'.repeat(32)}`, built })).rejects.toBeInstanceOf(ValidationError);
   });
 
   it('decodeSymbol reads ABI strings and bytes32, and nothing else', () => {

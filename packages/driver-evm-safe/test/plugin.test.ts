@@ -42,39 +42,39 @@ describe('loading as a plugin', () => {
     const wallet = safeWallet(chain, safe, keys, 2);
     const destination = secpKey().address;
     const intent = normalizeIntent({ wallet: wallet.wallet, destination, amount: '123456789' });
-    const built = driver.buildPayload({ intent, wallet, params: await driver.fetchParams(wallet) });
-    const contributions = await Promise.all([0, 2].map((i) => signer.signPayload(built, keys[i]!, signer.deriveAddress(chain, keys[i]!.publicKey, 'secp256k1'))));
-    const assembled = driver.assemble(built, contributions, wallet);
+    const built = driver.buildPayload({ intent, wallet, params: await driver.fetchParams({ wallet }) });
+    const contributions = await Promise.all([0, 2].map((i) => signer.signPayload({ built, key: keys[i]!, signerAddress: signer.deriveAddress({ chain, publicKey: keys[i]!.publicKey, curve: 'secp256k1' }) })));
+    const assembled = driver.assemble({ built, contributions, wallet });
     if (!assembled.ok) throw new Error(`quorum: ${JSON.stringify(assembled)}`);
     const executorBefore = await balance(devnet.accounts.executor.address);
-    await expect(driver.payloadFate(chain, built)).resolves.toMatchObject({ fate: 'live' });
-    expect(await driver.submit(chain, assembled.blob)).toMatchObject({ status: 'submitted' });
-    let outcome = await driver.confirm(chain, assembled.txHash, built);
+    await expect(driver.payloadFate({ chain, built })).resolves.toMatchObject({ fate: 'live' });
+    expect(await driver.submit({ chain, blob: assembled.blob })).toMatchObject({ status: 'submitted' });
+    let outcome = await driver.confirm({ chain, txHash: assembled.txHash, built });
     for (let i = 0; i < 100 && outcome.status === 'pending'; i++) {
       await new Promise((r) => setTimeout(r, 30));
-      outcome = await driver.confirm(chain, assembled.txHash, built);
+      outcome = await driver.confirm({ chain, txHash: assembled.txHash, built });
     }
     expect(outcome).toMatchObject({ status: 'confirmed', code: 'ExecutionSuccess' });
     expect(await balance(destination)).toBe(123456789n);
     expect(await balance(devnet.accounts.executor.address), 'the executor from the env var paid the gas').toBeLessThan(executorBefore);
-    await expect(driver.payloadFate(chain, built)).resolves.toMatchObject({ fate: 'applied' });
+    await expect(driver.payloadFate({ chain, built })).resolves.toMatchObject({ fate: 'applied' });
     // The configured token is reported.
-    expect((await driver.balances(wallet)).map((b) => b.asset)).toEqual(['native', devnet.token.address]);
+    expect((await driver.balances({ wallet })).map((b) => b.asset)).toEqual(['native', devnet.token.address]);
   });
 
   it('an executor variable that is unset does not stop the driver (signers never submit); submit names the variable', async () => {
     const driver = createDriver(json({ ...options, executor_key_env: 'VAULT_TEST_EVM_UNSET_KEY' }));
     const keys = devnet.safe.owners.map((o) => secpKey(o.privateKey));
     const wallet = safeWallet(chain, devnet.safe.address, keys, 2);
-    const built = driver.buildPayload({ intent: normalizeIntent({ wallet: wallet.wallet, destination: secpKey().address, amount: '1' }), wallet, params: await driver.fetchParams(wallet) });
+    const built = driver.buildPayload({ intent: normalizeIntent({ wallet: wallet.wallet, destination: secpKey().address, amount: '1' }), wallet, params: await driver.fetchParams({ wallet }) });
     const signer = await createSigner(json(options));
-    const r = driver.assemble(built, await Promise.all([0, 1].map((i) => signer.signPayload(built, keys[i]!, keys[i]!.address))), wallet);
+    const r = driver.assemble({ built, contributions: await Promise.all([0, 1].map((i) => signer.signPayload({ built, key: keys[i]!, signerAddress: keys[i]!.address }))), wallet });
     if (!r.ok) throw new Error('quorum');
-    const submitted = await driver.submit(chain, r.blob);
+    const submitted = await driver.submit({ chain, blob: r.blob });
     expect(submitted).toMatchObject({ status: 'rejected', code: 'no_executor' });
     expect(submitted.status === 'rejected' && submitted.message).toContain('VAULT_TEST_EVM_UNSET_KEY');
     // Other answers pass through untouched.
-    await expect(driver.submit(chain, 'not json')).resolves.toMatchObject({ code: 'malformed' });
+    await expect(driver.submit({ chain, blob: 'not json' })).resolves.toMatchObject({ code: 'malformed' });
   });
 
   it('a relayer URL (per chain) is used as the executor; its authorization comes from a variable', async () => {
@@ -83,13 +83,13 @@ describe('loading as a plugin', () => {
       const driver = createDriver(json({ chains: [{ ...options.chains[0]!, relayer_url: 'http://127.0.0.1:9/relay', relayer_authorization_env: 'VAULT_TEST_RELAYER_AUTH' }], executor_key_env: KEY_ENV }));
       const keys = devnet.safe.owners.map((o) => secpKey(o.privateKey));
       const wallet = safeWallet(chain, devnet.safe.address, keys, 2);
-      const built = driver.buildPayload({ intent: normalizeIntent({ wallet: wallet.wallet, destination: secpKey().address, amount: '1' }), wallet, params: await driver.fetchParams(wallet) });
+      const built = driver.buildPayload({ intent: normalizeIntent({ wallet: wallet.wallet, destination: secpKey().address, amount: '1' }), wallet, params: await driver.fetchParams({ wallet }) });
       const signer = await createSigner(json(options));
-      const r = driver.assemble(built, await Promise.all([0, 1].map((i) => signer.signPayload(built, keys[i]!, keys[i]!.address))), wallet);
+      const r = driver.assemble({ built, contributions: await Promise.all([0, 1].map((i) => signer.signPayload({ built, key: keys[i]!, signerAddress: keys[i]!.address }))), wallet });
       if (!r.ok) throw new Error('quorum');
-      await expect(driver.submit(chain, r.blob)).resolves.toMatchObject({ status: 'rejected', code: 'relayer_error', retriable: true });
+      await expect(driver.submit({ chain, blob: r.blob })).resolves.toMatchObject({ status: 'rejected', code: 'relayer_error', retriable: true });
       const unsetAuth = createDriver(json({ chains: [{ ...options.chains[0]!, relayer_url: 'http://127.0.0.1:9/relay', relayer_authorization_env: 'VAULT_TEST_UNSET_AUTH' }] }));
-      await expect(unsetAuth.submit(chain, r.blob)).resolves.toMatchObject({ status: 'rejected', code: 'no_executor' });
+      await expect(unsetAuth.submit({ chain, blob: r.blob })).resolves.toMatchObject({ status: 'rejected', code: 'no_executor' });
     } finally {
       delete process.env['VAULT_TEST_RELAYER_AUTH'];
     }

@@ -123,7 +123,7 @@ describe('provisioning a 2-of-3 Safe from a faucet', () => {
       expect(await rawRpc<{ status: string }>(url, 'eth_getTransactionReceipt', [t.txHash])).toMatchObject({ status: '0x1' });
     }
     // Reconcile: the driver's own controlState reproduces the descriptor exactly.
-    const state = await driver.controlState(d);
+    const state = await driver.controlState({ wallet: d });
     expect(state.address).toBe(d.control.safe);
     expect(state.members).toEqual(d.control.owners.map((o) => ({ address: o.address, weight: o.weight })));
     expect(state.quorum).toBe(d.control.threshold);
@@ -133,17 +133,17 @@ describe('provisioning a 2-of-3 Safe from a faucet', () => {
     const wallet = first.descriptor;
     const destination = secpKey().address;
     const intent = normalizeIntent({ wallet: wallet.wallet, destination, amount: '123456789' });
-    const built = driver.buildPayload({ intent, wallet, params: await driver.fetchParams(wallet) });
-    const contributions = await Promise.all([1, 2].map((i) => signer.signPayload(built, keys[i]!, keys[i]!.address)));
-    const short = driver.assemble(built, contributions.slice(0, 1), wallet);
+    const built = driver.buildPayload({ intent, wallet, params: await driver.fetchParams({ wallet }) });
+    const contributions = await Promise.all([1, 2].map((i) => signer.signPayload({ built, key: keys[i]!, signerAddress: keys[i]!.address })));
+    const short = driver.assemble({ built, contributions: contributions.slice(0, 1), wallet });
     expect(short).toMatchObject({ ok: false, reason: 'short_of_quorum', weight: 1, quorum: 2 });
-    const assembled = driver.assemble(built, contributions, wallet);
+    const assembled = driver.assemble({ built, contributions, wallet });
     if (!assembled.ok) throw new Error('quorum');
-    expect(await driver.submit(chain, assembled.blob)).toMatchObject({ status: 'submitted' });
-    let outcome = await driver.confirm(chain, assembled.txHash, built);
+    expect(await driver.submit({ chain, blob: assembled.blob })).toMatchObject({ status: 'submitted' });
+    let outcome = await driver.confirm({ chain, txHash: assembled.txHash, built });
     for (let i = 0; i < 100 && outcome.status === 'pending'; i++) {
       await new Promise((r) => setTimeout(r, 30));
-      outcome = await driver.confirm(chain, assembled.txHash, built);
+      outcome = await driver.confirm({ chain, txHash: assembled.txHash, built });
     }
     expect(outcome).toMatchObject({ status: 'confirmed', code: 'ExecutionSuccess' });
     expect(await balance(destination)).toBe(123456789n);

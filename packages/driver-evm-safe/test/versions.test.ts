@@ -27,7 +27,7 @@ export const VARIANTS = SAFE_VERSIONS.flatMap((version) => [false, true].map((l2
 
 async function confirmed(txHash: string, built: BuiltPayload) {
   for (let i = 0; i < 100; i++) {
-    const r = await driver.confirm(chain, txHash, built);
+    const r = await driver.confirm({ chain, txHash: txHash, built: built });
     if (r.status !== 'pending') return r;
     await new Promise((res) => setTimeout(res, 30));
   }
@@ -66,7 +66,7 @@ describe.each(VARIANTS)('$name', ({ version, l2 }) => {
     );
 
     const destination = secpKey().address;
-    const params = await driver.fetchParams(wallet);
+    const params = await driver.fetchParams({ wallet: wallet });
     const build = (amount: string) => driver.buildPayload({ intent: normalizeIntent({ wallet: wallet.wallet, destination, amount }), wallet, params });
     const built = build('1000');
     const rival = build('2000');
@@ -84,19 +84,19 @@ describe.each(VARIANTS)('$name', ({ version, l2 }) => {
     ]);
     expect(onChain).toBe(`0x${built.digest}`);
 
-    const sigs = await Promise.all([0, 2].map((i) => signer.signPayload(built, keys[i]!, keys[i]!.address)));
-    const assembled = driver.assemble(built, sigs, wallet);
+    const sigs = await Promise.all([0, 2].map((i) => signer.signPayload({ built, key: keys[i]!, signerAddress: keys[i]!.address })));
+    const assembled = driver.assemble({ built: built, contributions: sigs, wallet: wallet });
     if (!assembled.ok) throw new Error('no quorum');
-    expect(await driver.submit(chain, assembled.blob)).toMatchObject({ status: 'submitted' });
+    expect(await driver.submit({ chain, blob: assembled.blob })).toMatchObject({ status: 'submitted' });
     expect(await confirmed(assembled.txHash, built)).toMatchObject({ status: 'confirmed', code: 'ExecutionSuccess' });
     expect(BigInt(await rawRpc<string>(url, 'eth_getBalance', [destination, 'latest']))).toBe(1000n);
 
     // The double-spend rule on this version's events: applied is applied, the rival is dead.
-    expect(await driver.payloadFate!(chain, built)).toMatchObject({ fate: 'applied' });
-    expect(await driver.payloadFate!(chain, rival)).toMatchObject({ fate: 'dead', code: 'nonce_consumed' });
+    expect(await driver.payloadFate({ chain, built: built })).toMatchObject({ fate: 'applied' });
+    expect(await driver.payloadFate({ chain, built: rival })).toMatchObject({ fate: 'dead', code: 'nonce_consumed' });
     // And with the execution no longer remembered by this driver instance: read from the chain.
     const fresh = createEvmSafeDriver({ chains: { [chain]: { rpcUrl: url, pollingInterval: 50, finality: 'latest' } } });
-    expect(await fresh.confirm(chain, assembled.txHash, built)).toMatchObject({ status: 'confirmed' });
+    expect(await fresh.confirm({ chain, txHash: assembled.txHash, built: built })).toMatchObject({ status: 'confirmed' });
   });
 
   it('controlState identifies the version and singleton by code, and reconcile is clean against them', async () => {
@@ -104,7 +104,7 @@ describe.each(VARIANTS)('$name', ({ version, l2 }) => {
     const safe = await devnet.createSafe({ owners: keys.map((k) => k.address), threshold: 1, version, l2 });
     const c = safeContracts(version, devnet.chainId);
     const wallet = safeWallet(chain, safe, keys, 1);
-    const state = await driver.controlState(wallet);
+    const state = await driver.controlState({ wallet: wallet });
     expect(state.settings).toMatchObject({ version, singleton: l2 ? c.singletonL2 : c.singleton, fallback_handler: c.fallbackHandler, modules: [] });
     expect(state.bypasses).toEqual([]);
     const pinned = { ...wallet, control: { ...wallet.control, version, singleton: (l2 ? c.singletonL2 : c.singleton) as Address, fallback_handler: c.fallbackHandler } };

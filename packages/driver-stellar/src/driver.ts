@@ -15,22 +15,31 @@ import {
   fromHex,
   verifyEd25519,
   type AddressCheck,
+  type AssembleInput,
   type AssembleResult,
   type Balance,
-  type BuildInput,
+  type BalancesInput,
+  type BuildPayloadInput,
   type BuiltPayload,
   type ChainDriver,
   type ChainParams,
   type ChainProtectFacts,
+  type ConfirmInput,
   type ConfirmResult,
   type Contribution,
   type ContributionProblem,
   type ControlState,
+  type ControlStateInput,
+  type FeeInput,
   type FeeQuote,
-  type NormalizedIntent,
+  type FetchParamsInput,
+  type FetchProtectInputsInput,
   type PayloadFate,
+  type PayloadFateInput,
   type SignerDesc,
+  type SubmitInput,
   type SubmitResult,
+  type ValidateAddressInput,
   type WalletDescriptor,
 } from '@vault/sdk';
 import { addressProblem, hintOf } from './address.js';
@@ -70,12 +79,20 @@ const RETRIABLE = new Set(['tx_too_early', 'tx_insufficient_fee', 'tx_insufficie
 export type StellarDriver = ChainDriver & {
   readonly family: 'stellar';
   readonly paramsKind: 'stellar';
-  /** Always present on this driver: the payload's fate from closed-ledger state (see fate.ts). */
-  payloadFate(chain: string, built: BuiltPayload): Promise<PayloadFate>;
-  /** The account as Horizon reports it, or null when it does not exist. */
-  account(chain: string, address: string): Promise<AccountFacts | null>;
-  /** Whether an issuer can still sign a payment (false when merged or locked). */
-  issuerState(chain: string, issuer: string): Promise<{ exists: boolean; locked: boolean; flags: AccountFacts['flags'] | null }>;
+  /**
+   * The account as Horizon reports it, or null when it does not exist.
+   *
+   * @example
+   * const account = await driver.account({ chain: 'stellar:testnet', address: 'G…' }) // { sequence, thresholds, signers, flags, … }
+   */
+  account(input: { chain: string; address: string }): Promise<AccountFacts | null>;
+  /**
+   * Whether an issuer can still sign a payment (false when merged or locked).
+   *
+   * @example
+   * await driver.issuerState({ chain: 'stellar:testnet', issuer: 'G…' }) // { exists: true, locked: false, flags: { … } }
+   */
+  issuerState(input: { chain: string; issuer: string }): Promise<{ exists: boolean; locked: boolean; flags: AccountFacts['flags'] | null }>;
 };
 
 interface Served {
@@ -91,7 +108,7 @@ interface Served {
  * const driver = createStellarDriver({
  *   chains: { 'stellar:testnet': { horizonUrl: 'https://horizon-testnet.stellar.org', networkPassphrase: STELLAR_NETWORKS['stellar:testnet'] } },
  * })
- * const params = await driver.fetchParams(wallet)
+ * const params = await driver.fetchParams({ wallet })
  */
 export function createStellarDriver(options: StellarDriverOptions): StellarDriver {
   const name = options.name ?? '@vault/driver-stellar';
@@ -164,16 +181,14 @@ export function createStellarDriver(options: StellarDriverOptions): StellarDrive
     paramsKind: 'stellar',
     operations: Object.freeze([...STELLAR_OPERATIONS]),
 
-    validateAddress(chain: string, address: string): AddressCheck {
+    validateAddress({ chain, address }: ValidateAddressInput): AddressCheck {
       if (!served.has(chain)) return { valid: false, reason: `${name} does not serve chain ${chain}` };
       const problem = addressProblem(address);
-      return problem ? { valid: false, reason: problem } : { valid: true, normalized: address };
+      // StrKeys carry no network: the same G… address is valid on pubnet, testnet and any devnet.
+      return problem ? { valid: false, reason: problem } : { valid: true, normalized: address, network: null };
     },
 
-    // StrKeys carry no network: the same G… address is valid on pubnet, testnet and any devnet.
-    networkOf: () => null,
-
-    async fetchParams(wallet: WalletDescriptor): Promise<ChainParams> {
+    async fetchParams({ wallet }: FetchParamsInput): Promise<ChainParams> {
       const s = multisig(wallet);
       await ensureNetwork(s);
       const account = await mustAccount(s, s.control.address);
@@ -197,21 +212,28 @@ export function createStellarDriver(options: StellarDriverOptions): StellarDrive
       };
     },
 
-    async fetchProtectInputs(intent: NormalizedIntent, wallet: WalletDescriptor): Promise<ChainProtectFacts> {
+    async fetchProtectInputs({ intent, wallet }: FetchProtectInputsInput): Promise<ChainProtectFacts> {
       const s = serve(wallet.chain);
+      // Classic Stellar accounts hold no code: hasCode is null for every address.
+      const destination = { address: intent.destination, hasCode: null, codeHash: null };
       let asset: ReturnType<typeof assetOfIntent> = null;
       try {
         asset = assetOfIntent(intent);
       } catch {
         asset = null; // a malformed asset is refused by buildPayload; nothing to read here
       }
-      if (asset === null) return { evm_code: [], onchain_symbol: null, token_owner_burned: false };
+      if (asset === null) return { destination, issuer: null, assetSymbol: null, issuerKeyBurned: false };
       const issuer = await readAccount(s, asset.getIssuer());
       // Stellar asset codes are the asset's identity, not a separate on-chain symbol: nothing to compare.
-      return { evm_code: [], onchain_symbol: null, token_owner_burned: issuer === null || issuerLocked(issuer) };
+      return {
+        destination,
+        issuer: { address: asset.getIssuer(), hasCode: null, codeHash: null },
+        assetSymbol: null,
+        issuerKeyBurned: issuer === null || issuerLocked(issuer),
+      };
     },
 
-    buildPayload({ intent, wallet, params }: BuildInput): BuiltPayload {
+    buildPayload({ intent, wallet, params }: BuildPayloadInput): BuiltPayload {
       const s = multisig(wallet);
       if (params.kind !== 'stellar') {
         throw new ValidationError('params', [{ path: 'kind', message: `the Stellar driver takes stellar params, got ${params.kind}` }]);
@@ -233,12 +255,12 @@ export function createStellarDriver(options: StellarDriverOptions): StellarDrive
 
     // The envelope's fee is the most the transaction can be charged (bid per operation x operations):
     // the ledger charges at most that, success or failure.
-    fee(built: BuiltPayload): FeeQuote {
+    fee({ built }: FeeInput): FeeQuote {
       return { amount: BigInt(openPayload(built).tx.fee), unit: 'stroops' };
     },
     defaultMaxFee: SIGNER_DEFAULT_MAX_FEE_STROOPS,
 
-    assemble(built: BuiltPayload, contributions: readonly Contribution[], wallet: WalletDescriptor): AssembleResult {
+    assemble({ built, contributions, wallet }: AssembleInput): AssembleResult {
       const s = multisig(wallet);
       const { payload } = openPayload(built);
       if (payload.chain !== wallet.chain || payload.network_passphrase !== s.config.networkPassphrase) {
@@ -284,7 +306,7 @@ export function createStellarDriver(options: StellarDriverOptions): StellarDrive
       });
     },
 
-    async submit(chain: string, blob: string): Promise<SubmitResult> {
+    async submit({ chain, blob }: SubmitInput): Promise<SubmitResult> {
       const s = serve(chain);
       let txHash: string;
       try {
@@ -323,7 +345,7 @@ export function createStellarDriver(options: StellarDriverOptions): StellarDrive
       throw new TransportError(`Horizon ${chain}: POST /transactions answered ${reply.status}`, { data: { chain, status: reply.status } });
     },
 
-    async confirm(chain: string, txHash: string, built: BuiltPayload): Promise<ConfirmResult> {
+    async confirm({ chain, txHash, built }: ConfirmInput): Promise<ConfirmResult> {
       const s = serve(chain);
       const { payload, tx } = openPayload(built);
       const lookup = async () => s.horizon.get(`/transactions/${encodeURIComponent(txHash)}`);
@@ -351,7 +373,7 @@ export function createStellarDriver(options: StellarDriverOptions): StellarDrive
      * (`pending`). Looked up by the payload (source account + sequence, and its digest, which is
      * the transaction hash whoever signs). Throws TransportError when Horizon cannot say.
      */
-    async payloadFate(chain: string, built: BuiltPayload): Promise<PayloadFate> {
+    async payloadFate({ chain, built }: PayloadFateInput): Promise<PayloadFate> {
       const s = serve(chain);
       const { payload, tx } = openPayload(built);
       if (payload.chain !== chain) {
@@ -363,7 +385,7 @@ export function createStellarDriver(options: StellarDriverOptions): StellarDrive
       return payloadFateOf({ chain, horizon: s.horizon, networkPassphrase: s.config.networkPassphrase }, payload, tx, built.digest);
     },
 
-    async balances(wallet: WalletDescriptor): Promise<Balance[]> {
+    async balances({ wallet }: BalancesInput): Promise<Balance[]> {
       const s = multisig(wallet);
       const account = await mustAccount(s, s.control.address);
       return account.balances.map((b) => {
@@ -384,7 +406,7 @@ export function createStellarDriver(options: StellarDriverOptions): StellarDrive
       });
     },
 
-    async controlState(wallet: WalletDescriptor): Promise<ControlState> {
+    async controlState({ wallet }: ControlStateInput): Promise<ControlState> {
       const s = multisig(wallet);
       const account = await mustAccount(s, s.control.address);
       return {
@@ -403,11 +425,11 @@ export function createStellarDriver(options: StellarDriverOptions): StellarDrive
       };
     },
 
-    async account(chain: string, address: string) {
+    async account({ chain, address }: { chain: string; address: string }) {
       return readAccount(serve(chain), address);
     },
 
-    async issuerState(chain: string, issuer: string) {
+    async issuerState({ chain, issuer }: { chain: string; issuer: string }) {
       const account = await readAccount(serve(chain), issuer);
       if (!account) return { exists: false, locked: true, flags: null };
       return { exists: true, locked: issuerLocked(account), flags: account.flags };

@@ -143,7 +143,7 @@ export function createStellarProvisioner(options: StellarProvisionerOptions): Wa
       for (const k of Object.keys(m)) if (!MEMBER_KEYS.includes(k)) bad(`${at}.${k}`, 'unknown field');
       if (m['curve'] !== 'ed25519') bad(`${at}.curve`, `Stellar signers are ed25519 keys (G…); ${JSON.stringify(m['curve'])} is not supported`);
       const address = m['address'];
-      const valid = typeof address === 'string' ? driver.validateAddress(chain, address) : { valid: false as const, reason: 'address must be a string' };
+      const valid = typeof address === 'string' ? driver.validateAddress({ chain, address }) : { valid: false as const, reason: 'address must be a string' };
       if (!valid.valid) bad(`${at}.address`, valid.reason);
       const problem = addressProblem(address, ['account']);
       if (problem) bad(`${at}.address`, problem);
@@ -228,7 +228,7 @@ export function createStellarProvisioner(options: StellarProvisionerOptions): Wa
       if (c.existing) {
         await ensureNetwork(ctx);
         const address = (c.existing.control as { address: string }).address;
-        const account = await driver.account(c.chain, address);
+        const account = await driver.account({ chain: c.chain, address });
         if (!account) {
           throw new RefusedError(`provision ${c.wallet}: account ${address} of the existing descriptor does not exist on ${c.chain}; not creating another one`, {
             data: { reason: 'control_mismatch', chain: c.chain, step: 'check' },
@@ -261,7 +261,7 @@ export function createStellarProvisioner(options: StellarProvisionerOptions): Wa
         // One transaction: createAccount from the funder, then the set-up operations with the new
         // account as their source (signed by its key, as stellar-core allows for an account an
         // earlier operation creates). All or nothing: a failure strands no funds.
-        const source = await driver.account(c.chain, funder.publicKey());
+        const source = await driver.account({ chain: c.chain, address: funder.publicKey() });
         if (!source) throw stepFailed(c, 'create_account', 'op_no_source_account', `funding account ${funder.publicKey()} does not exist on ${c.chain}`);
         const ops = [Operation.createAccount({ destination: address, startingBalance: toDecimal(c.fundAmount) }), ...setup];
         const txHash = await send(c, ctx, 'create_account', source, ops, [funder, key]);
@@ -269,14 +269,14 @@ export function createStellarProvisioner(options: StellarProvisionerOptions): Wa
       } else {
         const funded = await friendbot(c, ctx, (c.funding as { url: URL }).url, address, interval);
         transactions.push({ txHash: funded, what: `fund: friendbot created ${address}` });
-        const account = await driver.account(c.chain, address);
+        const account = await driver.account({ chain: c.chain, address });
         if (!account) throw stepFailed(c, 'fund', 'op_no_account', `friendbot answered but ${address} does not exist on ${c.chain}`);
         const txHash = await send(c, ctx, 'set_signers', account, setup, [key], address);
         transactions.push({ txHash, what: `set_signers: ${what}` });
       }
 
       // The ledger, read back, must now be exactly what was asked.
-      const after = await driver.account(c.chain, address);
+      const after = await driver.account({ chain: c.chain, address });
       const diff = after ? controlDifferences(after, c.members, c.quorum) : [`account ${address} does not exist`];
       if (diff.length > 0) throw stepFailed(c, 'verify', 'control_mismatch', diff.join('; '));
       return { descriptor: descriptorOf(c, address), changed: true, transactions };
@@ -311,7 +311,7 @@ export function createStellarProvisioner(options: StellarProvisionerOptions): Wa
     };
     const built: BuiltPayload = { payload, digest: txHash, summary: `provision ${c.wallet}: ${step}` };
     const note = stranded ? ` (account ${stranded} was funded but not set up; its key is discarded, so it cannot be used)` : '';
-    const submitted = await driver.submit(c.chain, tx.toEnvelope().toXDR('base64'));
+    const submitted = await driver.submit({ chain: c.chain, blob: tx.toEnvelope().toXDR('base64') });
     if (submitted.status === 'rejected') throw stepFailed(c, step, submitted.code, `${submitted.message ?? 'rejected'}${note}`, txHash);
     // Final means closed-ledger state says so (fate.ts): applied, or dead with the ledger's code.
     const deadline = now() + timeout + 60;
@@ -359,7 +359,7 @@ export function createStellarProvisioner(options: StellarProvisionerOptions): Wa
     // Friendbot answers once its transaction is in a ledger; Horizon may ingest it a moment later.
     const polls = Math.max(options.chains[c.chain]?.timeoutPolls ?? 5, 1) * 2;
     for (let i = 0; i < polls; i++) {
-      if (await driver.account(c.chain, address)) return hash.toLowerCase();
+      if (await driver.account({ chain: c.chain, address })) return hash.toLowerCase();
       await sleep(interval);
     }
     throw new TransportError(`provision ${c.wallet} step fund: friendbot reported ${hash} but Horizon does not show ${address}`, { data: { chain: c.chain, step: 'fund' } });

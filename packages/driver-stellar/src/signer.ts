@@ -12,11 +12,10 @@ import {
   defineChainSigner,
   fromHex,
   toHex,
-  type BuiltPayload,
   type ChainSigner,
   type Contribution,
-  type Curve,
-  type SigningKey,
+  type DeriveAddressInput,
+  type SignPayloadInput,
 } from '@vault/sdk';
 import { hintOf } from './address.js';
 import { STELLAR_FAMILY, STELLAR_SIGNATURE_ENCODING } from './constants.js';
@@ -35,7 +34,7 @@ export type StellarSigner = ChainSigner & { readonly family: 'stellar' };
 /**
  * @example
  * const signer = createStellarSigner({ chains: { 'stellar:testnet': { networkPassphrase: STELLAR_NETWORKS['stellar:testnet'] } } })
- * const contribution = await signer.signPayload(built, key, 'G…')
+ * const contribution = await signer.signPayload({ built, key, signerAddress: 'G…' })
  */
 export function createStellarSigner(options: StellarSignerOptions): StellarSigner {
   const name = options.name ?? '@vault/driver-stellar/signer';
@@ -45,13 +44,13 @@ export function createStellarSigner(options: StellarSignerOptions): StellarSigne
     name,
     family: STELLAR_FAMILY,
     chains,
-    deriveAddress(chain: string, publicKey: Uint8Array, curve: Curve): string {
+    deriveAddress({ chain, publicKey, curve }: DeriveAddressInput): string {
       if (!networks.has(chain)) throw new DriverRegistryError('unknown_chain', `${name} does not serve chain ${JSON.stringify(chain)}`);
       if (curve !== 'ed25519') throw new ValidationError('key', [{ path: 'curve', message: 'Stellar keys are ed25519' }]);
       if (publicKey.length !== 32) throw new ValidationError('key', [{ path: 'publicKey', message: 'an ed25519 public key is 32 bytes' }]);
       return StrKey.encodeEd25519PublicKey(Buffer.from(publicKey));
     },
-    async signPayload(built: BuiltPayload, key: SigningKey, signerAddress: string): Promise<Contribution> {
+    async signPayload({ built, key, signerAddress }: SignPayloadInput): Promise<Contribution> {
       // Sign only what the payload itself hashes to, never a digest we are merely handed.
       const { payload } = openPayload(built, { signer: true });
       const passphrase = networks.get(payload.chain);

@@ -32,34 +32,34 @@ const path = (url: string) => new URL(url).pathname;
 
 async function payment(w: WalletSetup, amount: string, overrides: { max_time?: number } = {}): Promise<BuiltPayload> {
   const dest = await plainAccount(devnet);
-  const params = { ...(await driver.fetchParams(w.wallet)), ...overrides };
+  const params = { ...(await driver.fetchParams({ wallet: w.wallet })), ...overrides };
   return driver.buildPayload({ intent: normalizeIntent({ wallet: w.wallet.wallet, destination: dest.publicKey(), amount }), wallet: w.wallet, params });
 }
 
 async function submitAtQuorum(w: WalletSetup, built: BuiltPayload): Promise<string> {
   const members = (w.wallet.control as { signers: { address: string }[] }).signers;
-  const cs = await Promise.all([0, 1].map((i) => signer.signPayload(built, w.keys[i] as SigningKey, members[i]!.address)));
-  const a = driver.assemble(built, cs, w.wallet);
+  const cs = await Promise.all([0, 1].map((i) => signer.signPayload({ built, key: w.keys[i] as SigningKey, signerAddress: members[i]!.address })));
+  const a = driver.assemble({ built, contributions: cs, wallet: w.wallet });
   if (!a.ok) throw new Error('short of quorum');
-  expect(await driver.submit(CHAIN, a.blob)).toMatchObject({ status: 'submitted' });
+  expect(await driver.submit({ chain: CHAIN, blob: a.blob })).toMatchObject({ status: 'submitted' });
   return a.txHash;
 }
 
 describe('payloadFate on the devnet', () => {
   it('live until submitted, applied once in a ledger; its rival on the same sequence is dead (sequence_consumed)', async () => {
     const w = await multisigWallet(devnet, { weights: [1, 1, 1], quorum: 2 });
-    const params = await driver.fetchParams(w.wallet);
+    const params = await driver.fetchParams({ wallet: w.wallet });
     const dest = await plainAccount(devnet);
     const mk = (amount: string) => driver.buildPayload({ intent: normalizeIntent({ wallet: w.wallet.wallet, destination: dest.publicKey(), amount }), wallet: w.wallet, params });
     const first = mk('10');
     const rival = mk('11');
-    expect(await driver.payloadFate(CHAIN, first)).toMatchObject({ fate: 'live', code: 'pending' });
-    expect(await driver.payloadFate(CHAIN, rival)).toMatchObject({ fate: 'live', code: 'pending' });
+    expect(await driver.payloadFate({ chain: CHAIN, built: first })).toMatchObject({ fate: 'live', code: 'pending' });
+    expect(await driver.payloadFate({ chain: CHAIN, built: rival })).toMatchObject({ fate: 'live', code: 'pending' });
     const hash = await submitAtQuorum(w, first);
     expect(hash).toBe(first.digest); // the digest is the ledger's hash, whoever signed
     expect(devnet.ledger.transaction(first.digest)?.successful).toBe(true);
-    expect(await driver.payloadFate(CHAIN, first)).toMatchObject({ fate: 'applied', code: 'applied' });
-    expect(await driver.payloadFate(CHAIN, rival)).toMatchObject({ fate: 'dead', code: 'sequence_consumed' });
+    expect(await driver.payloadFate({ chain: CHAIN, built: first })).toMatchObject({ fate: 'applied', code: 'applied' });
+    expect(await driver.payloadFate({ chain: CHAIN, built: rival })).toMatchObject({ fate: 'dead', code: 'sequence_consumed' });
     expect(devnet.ledger.transaction(rival.digest)).toBeUndefined();
   });
 
@@ -70,8 +70,8 @@ describe('payloadFate on the devnet', () => {
     const second = await payment(w, '12');
     await submitAtQuorum(w, second);
     expect(devnet.ledger.account(w.address)!.seq).toBe(BigInt((first.payload as { sequence: string }).sequence) + 1n);
-    expect(await driver.payloadFate(CHAIN, first)).toMatchObject({ fate: 'applied' });
-    expect(await driver.payloadFate(CHAIN, second)).toMatchObject({ fate: 'applied' });
+    expect(await driver.payloadFate({ chain: CHAIN, built: first })).toMatchObject({ fate: 'applied' });
+    expect(await driver.payloadFate({ chain: CHAIN, built: second })).toMatchObject({ fate: 'applied' });
   });
 
   it('expired: live while no ledger has closed past max_time (whatever the wall clock says), dead once one has', async () => {
@@ -79,10 +79,10 @@ describe('payloadFate on the devnet', () => {
     const built = await payment(w, '10', { max_time: clock + 60 });
     clock += 120; // time passes, but the latest closed ledger is still before max_time
     try {
-      expect(await driver.payloadFate(CHAIN, built)).toMatchObject({ fate: 'live', code: 'pending' });
+      expect(await driver.payloadFate({ chain: CHAIN, built })).toMatchObject({ fate: 'live', code: 'pending' });
       await devnet.fund(Keypair.random().publicKey()); // closes a ledger at the new time
       expect(devnet.ledger.closedAt).toBeGreaterThan(clock - 1);
-      expect(await driver.payloadFate(CHAIN, built)).toMatchObject({ fate: 'dead', code: 'expired' });
+      expect(await driver.payloadFate({ chain: CHAIN, built })).toMatchObject({ fate: 'dead', code: 'expired' });
       expect(devnet.ledger.transaction(built.digest)).toBeUndefined();
     } finally {
       clock -= 120;
@@ -101,10 +101,10 @@ describe('payloadFate on the devnet', () => {
       [0, 1],
     );
     if (!r.assembled.ok) throw new Error('short');
-    expect(await driver.submit(CHAIN, r.assembled.blob)).toMatchObject({ status: 'rejected', code: 'tx_failed:op_not_authorized' });
+    expect(await driver.submit({ chain: CHAIN, blob: r.assembled.blob })).toMatchObject({ status: 'rejected', code: 'tx_failed:op_not_authorized' });
     expect(devnet.ledger.transaction(r.built.digest)).toMatchObject({ successful: false });
     expect(devnet.ledger.trustLine(holder.publicKey(), 'FATE', issuer.address)?.balance).toBe(0n);
-    expect(await driver.payloadFate(CHAIN, r.built)).toMatchObject({ fate: 'dead', code: 'tx_failed:op_not_authorized' });
+    expect(await driver.payloadFate({ chain: CHAIN, built: r.built })).toMatchObject({ fate: 'dead', code: 'tx_failed:op_not_authorized' });
   });
 
   it('a payload for an account that does not exist: live until a ledger closes past max_time, then dead (expired)', async () => {
@@ -120,11 +120,11 @@ describe('payloadFate on the devnet', () => {
       wallet,
       params: { kind: 'stellar', sequence: '5', base_fee_stroops: 100, max_time: clock + 30 },
     });
-    expect(await driver.payloadFate(CHAIN, built)).toMatchObject({ fate: 'live', code: 'account_missing' });
+    expect(await driver.payloadFate({ chain: CHAIN, built })).toMatchObject({ fate: 'live', code: 'account_missing' });
     clock += 60;
     try {
       await devnet.fund(Keypair.random().publicKey());
-      expect(await driver.payloadFate(CHAIN, built)).toMatchObject({ fate: 'dead', code: 'expired' });
+      expect(await driver.payloadFate({ chain: CHAIN, built })).toMatchObject({ fate: 'dead', code: 'expired' });
     } finally {
       clock -= 60;
     }
@@ -144,7 +144,7 @@ describe('devnet GET /ledgers/:seq/transactions (Horizon shape)', () => {
       [0, 1],
     );
     if (!r.assembled.ok) throw new Error('short');
-    await driver.submit(CHAIN, r.assembled.blob);
+    await driver.submit({ chain: CHAIN, blob: r.assembled.blob });
     const rec = devnet.ledger.transaction(r.built.digest)!;
     expect(rec.successful).toBe(false);
     const get = async (q: string) => {
@@ -168,16 +168,16 @@ describe('payloadFate refuses to guess', () => {
     await submitAtQuorum(w, built);
     for (const target of ['/', `/accounts/${w.address}`, `/transactions/${built.digest}`]) {
       const broken = proxied((url, status, body) => (path(url) === target ? { status: 503, body: '{"type":"https://stellar.org/horizon-errors/server_error","status":503}' } : { status, body }));
-      await expect(broken.payloadFate(CHAIN, built), target).rejects.toThrow(TransportError);
-      await expect(broken.payloadFate(CHAIN, built), target).rejects.toThrow(/answered 503/);
+      await expect(broken.payloadFate({ chain: CHAIN, built }), target).rejects.toThrow(TransportError);
+      await expect(broken.payloadFate({ chain: CHAIN, built }), target).rejects.toThrow(/answered 503/);
     }
     // A 4xx other than 404 proves nothing either; nor does a body that is not JSON.
     const teapot = proxied((url, status, body) => (path(url).startsWith('/transactions/') ? { status: 429, body: '{}' } : { status, body }));
-    await expect(teapot.payloadFate(CHAIN, built)).rejects.toThrow(/answered 429/);
+    await expect(teapot.payloadFate({ chain: CHAIN, built })).rejects.toThrow(/answered 429/);
     const garbled = proxied((url, status, body) => (path(url).startsWith('/accounts/') ? { status: 200, body: '<html>' } : { status, body }));
-    await expect(garbled.payloadFate(CHAIN, built)).rejects.toThrow(TransportError);
+    await expect(garbled.payloadFate({ chain: CHAIN, built })).rejects.toThrow(TransportError);
     // The very same payload through the honest Horizon is applied.
-    expect(await driver.payloadFate(CHAIN, built)).toMatchObject({ fate: 'applied' });
+    expect(await driver.payloadFate({ chain: CHAIN, built })).toMatchObject({ fate: 'applied' });
   });
 
   it('odd shapes throw: no closed-ledger time, no elder ledger, no sequence, a transaction without "successful" or for another hash', async () => {
@@ -203,16 +203,16 @@ describe('payloadFate refuses to guess', () => {
       b['inner_transaction'] = { hash: b['hash'], signatures: [] };
       b['hash'] = 'ef'.repeat(32);
     });
-    expect(await bumped.payloadFate(CHAIN, built)).toMatchObject({ fate: 'applied' });
+    expect(await bumped.payloadFate({ chain: CHAIN, built })).toMatchObject({ fate: 'applied' });
     for (const [what, d, message] of cases) {
-      await expect(d.payloadFate(CHAIN, built), what).rejects.toThrow(TransportError);
-      await expect(d.payloadFate(CHAIN, built), what).rejects.toThrow(message);
+      await expect(d.payloadFate({ chain: CHAIN, built }), what).rejects.toThrow(TransportError);
+      await expect(d.payloadFate({ chain: CHAIN, built }), what).rejects.toThrow(message);
     }
   });
 
   it('pruned history: a used sequence is dead only when the ledger that used it is still held; otherwise it throws', async () => {
     const w = await multisigWallet(devnet, { weights: [1, 1, 1], quorum: 2 });
-    const params = await driver.fetchParams(w.wallet);
+    const params = await driver.fetchParams({ wallet: w.wallet });
     const dest = await plainAccount(devnet);
     const mk = (amount: string) => driver.buildPayload({ intent: normalizeIntent({ wallet: w.wallet.wallet, destination: dest.publicKey(), amount }), wallet: w.wallet, params });
     const first = mk('10');
@@ -225,7 +225,7 @@ describe('payloadFate refuses to guess', () => {
         return { status, body: JSON.stringify({ ...(JSON.parse(body) as object), history_elder_ledger: elder }) };
       });
     // The ledger that used the sequence is retained and holds the transaction that used it: proof.
-    const dead = await pruned(usedAt).payloadFate(CHAIN, rival);
+    const dead = await pruned(usedAt).payloadFate({ chain: CHAIN, built: rival });
     expect(dead).toMatchObject({ fate: 'dead', code: 'sequence_consumed' });
     expect(dead.message).toContain(first.digest);
     // The same, but that ledger does not show the transaction (or answers an error): no proof.
@@ -236,9 +236,9 @@ describe('payloadFate refuses to guess', () => {
         return { status, body };
       });
     const empty = hidden((status, body) => ({ status, body: JSON.stringify({ ...(JSON.parse(body) as object), _embedded: { records: [] } }) }));
-    await expect(empty.payloadFate(CHAIN, rival)).rejects.toThrow(/no transaction on that sequence/);
-    await expect(hidden(() => ({ status: 500, body: '{}' })).payloadFate(CHAIN, rival)).rejects.toThrow(/answered 500/);
-    await expect(hidden((status) => ({ status, body: '{"_embedded":{}}' })).payloadFate(CHAIN, rival)).rejects.toThrow(/_embedded.records/);
+    await expect(empty.payloadFate({ chain: CHAIN, built: rival })).rejects.toThrow(/no transaction on that sequence/);
+    await expect(hidden(() => ({ status: 500, body: '{}' })).payloadFate({ chain: CHAIN, built: rival })).rejects.toThrow(/answered 500/);
+    await expect(hidden((status) => ({ status, body: '{"_embedded":{}}' })).payloadFate({ chain: CHAIN, built: rival })).rejects.toThrow(/_embedded.records/);
     // A busy ledger: the transaction is on the second page.
     const filler = Array.from({ length: 200 }, (_, i) => ({ hash: 'cd'.repeat(32), source_account: w.address, source_account_sequence: '1', paging_token: String(i + 1) }));
     const busy = proxied((url, status, body) => {
@@ -246,26 +246,26 @@ describe('payloadFate refuses to guess', () => {
       if (path(url).startsWith('/ledgers/') && !new URL(url).searchParams.has('cursor')) return { status: 200, body: JSON.stringify({ _embedded: { records: filler } }) };
       return { status, body }; // the second page is the devnet's own answer
     });
-    expect(await busy.payloadFate(CHAIN, rival)).toMatchObject({ fate: 'dead', code: 'sequence_consumed' });
+    expect(await busy.payloadFate({ chain: CHAIN, built: rival })).toMatchObject({ fate: 'dead', code: 'sequence_consumed' });
     const noToken = proxied((url, status, body) => {
       if (path(url) === '/') return { status, body: JSON.stringify({ ...(JSON.parse(body) as object), history_elder_ledger: usedAt }) };
       if (path(url).startsWith('/ledgers/')) return { status: 200, body: JSON.stringify({ _embedded: { records: filler.map(({ paging_token: _, ...r }) => r) } }) };
       return { status, body };
     });
-    await expect(noToken.payloadFate(CHAIN, rival)).rejects.toThrow(/paging_token/);
+    await expect(noToken.payloadFate({ chain: CHAIN, built: rival })).rejects.toThrow(/paging_token/);
     const endless = proxied((url, status, body) => {
       if (path(url) === '/') return { status, body: JSON.stringify({ ...(JSON.parse(body) as object), history_elder_ledger: usedAt }) };
       if (path(url).startsWith('/ledgers/')) return { status: 200, body: JSON.stringify({ _embedded: { records: filler } }) };
       return { status, body };
     });
-    await expect(endless.payloadFate(CHAIN, rival)).rejects.toThrow(/not searched further/);
+    await expect(endless.payloadFate({ chain: CHAIN, built: rival })).rejects.toThrow(/not searched further/);
     // History starts after it: the 404 proves nothing.
-    await expect(pruned(usedAt + 1).payloadFate(CHAIN, rival)).rejects.toThrow(/history starts at ledger/);
+    await expect(pruned(usedAt + 1).payloadFate({ chain: CHAIN, built: rival })).rejects.toThrow(/history starts at ledger/);
     // Once the account has moved past the sequence, the ledger that used it is unknown: throw.
     await submitAtQuorum(w, await payment(w, '12'));
-    await expect(pruned(3).payloadFate(CHAIN, rival)).rejects.toThrow(TransportError);
+    await expect(pruned(3).payloadFate({ chain: CHAIN, built: rival })).rejects.toThrow(TransportError);
     // The applied payload is found by hash whatever the history says.
-    expect(await pruned(usedAt + 1).payloadFate(CHAIN, first)).toMatchObject({ fate: 'applied' });
+    expect(await pruned(usedAt + 1).payloadFate({ chain: CHAIN, built: first })).toMatchObject({ fate: 'applied' });
   });
 
   it('confirm, like payloadFate, never calls a payload dead from the local clock: no closed-ledger time, no answer', async () => {
@@ -277,15 +277,15 @@ describe('payloadFate refuses to guess', () => {
       delete b['history_latest_ledger_closed_at'];
       return { status, body: JSON.stringify(b) };
     });
-    await expect(blind.confirm(CHAIN, built.digest, built)).rejects.toThrow(TransportError);
-    await expect(blind.payloadFate(CHAIN, built)).rejects.toThrow(TransportError);
+    await expect(blind.confirm({ chain: CHAIN, txHash: built.digest, built })).rejects.toThrow(TransportError);
+    await expect(blind.payloadFate({ chain: CHAIN, built })).rejects.toThrow(TransportError);
     const down = proxied((url, status, body) => (path(url) === '/' ? { status: 502, body: '' } : { status, body }));
-    await expect(down.confirm(CHAIN, built.digest, built)).rejects.toThrow(/answered 502/);
+    await expect(down.confirm({ chain: CHAIN, txHash: built.digest, built })).rejects.toThrow(/answered 502/);
     // A hash that is not the payload's is refused rather than judged by the payload's sequence.
-    await expect(driver.confirm(CHAIN, 'ab'.repeat(32), built)).rejects.toThrow(ValidationError);
+    await expect(driver.confirm({ chain: CHAIN, txHash: 'ab'.repeat(32), built })).rejects.toThrow(ValidationError);
     // The honest Horizon's latest ledger closed after max_time: both call it dead.
-    expect(await driver.confirm(CHAIN, built.digest, built)).toMatchObject({ status: 'failed', code: 'tx_too_late', dead: true });
-    expect(await driver.payloadFate(CHAIN, built)).toMatchObject({ fate: 'dead', code: 'expired' });
+    expect(await driver.confirm({ chain: CHAIN, txHash: built.digest, built })).toMatchObject({ status: 'failed', code: 'tx_too_late', dead: true });
+    expect(await driver.payloadFate({ chain: CHAIN, built })).toMatchObject({ fate: 'dead', code: 'expired' });
   });
 
   it('pruned history and a missing account: throws rather than calling a payload that might have run dead', async () => {
@@ -301,8 +301,8 @@ describe('payloadFate refuses to guess', () => {
       params: { kind: 'stellar', sequence: '5', base_fee_stroops: 100, max_time: clock - 10 },
     });
     const pruned = proxied((url, status, body) => (path(url) === '/' ? { status, body: JSON.stringify({ ...(JSON.parse(body) as object), history_elder_ledger: 100 }) } : { status, body }));
-    await expect(pruned.payloadFate(CHAIN, built)).rejects.toThrow(/is gone/);
-    expect(await driver.payloadFate(CHAIN, built)).toMatchObject({ fate: 'dead', code: 'expired' });
+    await expect(pruned.payloadFate({ chain: CHAIN, built })).rejects.toThrow(/is gone/);
+    expect(await driver.payloadFate({ chain: CHAIN, built })).toMatchObject({ fate: 'dead', code: 'expired' });
   });
 
   it('another network: a Horizon serving another passphrase is refused; a payload for another chain or passphrase is a ValidationError', async () => {
@@ -311,7 +311,7 @@ describe('payloadFate refuses to guess', () => {
     const other = proxied((url, status, body) =>
       path(url) === '/' ? { status, body: JSON.stringify({ ...(JSON.parse(body) as object), network_passphrase: STELLAR_NETWORKS['stellar:testnet'] }) } : { status, body },
     );
-    await expect(other.payloadFate(CHAIN, built)).rejects.toThrow(RefusedError);
+    await expect(other.payloadFate({ chain: CHAIN, built })).rejects.toThrow(RefusedError);
 
     const two = createStellarDriver({
       chains: {
@@ -320,11 +320,11 @@ describe('payloadFate refuses to guess', () => {
         'stellar:testnet': { horizonUrl: devnet.url, networkPassphrase: STELLAR_NETWORKS['stellar:testnet'] },
       },
     });
-    await expect(two.payloadFate('stellar:other', built)).rejects.toThrow(/payload\.chain/);
-    await expect(two.payloadFate('stellar:testnet', built)).rejects.toThrow(ValidationError);
+    await expect(two.payloadFate({ chain: 'stellar:other', built })).rejects.toThrow(/payload\.chain/);
+    await expect(two.payloadFate({ chain: 'stellar:testnet', built })).rejects.toThrow(ValidationError);
     const relabelled = { ...built, payload: { ...(built.payload as object), chain: 'stellar:testnet' } };
-    await expect(two.payloadFate('stellar:testnet', relabelled)).rejects.toThrow(/payload\.network_passphrase/);
+    await expect(two.payloadFate({ chain: 'stellar:testnet', built: relabelled })).rejects.toThrow(/payload\.network_passphrase/);
     // A digest that is not the payload's hash is refused before any lookup.
-    await expect(driver.payloadFate(CHAIN, { ...built, digest: 'ab'.repeat(32) })).rejects.toThrow(ValidationError);
+    await expect(driver.payloadFate({ chain: CHAIN, built: { ...built, digest: 'ab'.repeat(32) } })).rejects.toThrow(ValidationError);
   });
 });

@@ -123,13 +123,13 @@ export async function buildSignAssemble(
   request: Omit<IntentRequest, 'wallet'>,
   indexes: number[],
 ) {
-  const params = await driver.fetchParams(w.wallet);
+  const params = await driver.fetchParams({ wallet: w.wallet });
   const intent = normalizeIntent({ wallet: w.wallet.wallet, ...request });
   const built = driver.buildPayload({ intent, wallet: w.wallet, params });
   const contributions = await Promise.all(
-    indexes.map((i) => signer.signPayload(built, w.keys[i] as SigningKey, (w.wallet.control as { signers: { address: string }[] }).signers[i]!.address)),
+    indexes.map((i) => signer.signPayload({ built, key: w.keys[i] as SigningKey, signerAddress: (w.wallet.control as { signers: { address: string }[] }).signers[i]!.address })),
   );
-  const assembled = driver.assemble(built, contributions, w.wallet);
+  const assembled = driver.assemble({ built, contributions, wallet: w.wallet });
   return { params, intent, built, contributions, assembled };
 }
 

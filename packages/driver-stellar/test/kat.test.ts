@@ -94,12 +94,12 @@ describe.skipIf(!available)('recorded result XDR <-> Horizon result codes', () =
       return { status: next.status, text: async () => JSON.stringify(next.body) };
     };
     const driver = createStellarDriver({ chains: { 'stellar:testnet': { horizonUrl: 'https://horizon-testnet.example', networkPassphrase: Networks.TESTNET, timeoutPolls: 1 } }, fetch: fetchFn });
-    expect(await driver.submit('stellar:testnet', submits.failure.extras.envelope_xdr)).toMatchObject({ status: 'rejected', code: 'tx_failed:op_no_destination', retriable: false });
+    expect(await driver.submit({ chain: 'stellar:testnet', blob: submits.failure.extras.envelope_xdr })).toMatchObject({ status: 'rejected', code: 'tx_failed:op_no_destination', retriable: false });
     next = { status: 504, body: submits.timeout };
-    const out = await driver.submit('stellar:testnet', submits.success.envelope_xdr);
+    const out = await driver.submit({ chain: 'stellar:testnet', blob: submits.success.envelope_xdr });
     expect(out).toMatchObject({ status: 'submitted', code: 'tx_pending', txHash: submits.success.hash });
     next = { status: 503, body: { status: 503 } };
-    await expect(driver.submit('stellar:testnet', submits.success.envelope_xdr)).rejects.toThrow(/answered 503/);
+    await expect(driver.submit({ chain: 'stellar:testnet', blob: submits.success.envelope_xdr })).rejects.toThrow(/answered 503/);
   });
 });
 
@@ -133,15 +133,15 @@ describe.skipIf(!available)('recorded Horizon resources parse into the same fact
     const driver = createStellarDriver({ chains: { 'stellar:pubnet': { horizonUrl: 'https://horizon.example', networkPassphrase: Networks.PUBLIC } }, fetch: fetchFn, now: () => 1_700_000_000 });
     const members = parseAccount(account).signers.map((s) => ({ address: s.key, curve: 'ed25519' as const, weight: s.weight, label: s.key.slice(0, 4) }));
     const wallet = { wallet: 'recorded', chain: 'stellar:pubnet', control: { kind: 'native_multisig' as const, address: account.id, signers: members, quorum: 20 } };
-    const state = await driver.controlState(wallet);
+    const state = await driver.controlState({ wallet });
     expect(state).toMatchObject({ address: account.id, quorum: 20, masterKeyEnabled: true, extra: { thresholds: { low: 1, med: 20, high: 30 }, sequence: '160470889244710503' } });
     expect(state.members).toHaveLength(3);
-    const balances = await driver.balances(wallet);
+    const balances = await driver.balances({ wallet });
     expect(balances.find((b) => b.asset === 'native')).toEqual({ asset: 'native', symbol: 'XLM', amount: '100257670792', decimals: 7 });
     expect(balances.find((b) => b.symbol === 'AQUA')?.flags).toEqual({ authorized: true, authorized_to_maintain_liabilities: true, clawback_enabled: false });
     // low 1, medium 20 = the quorum, high 30: a vault wallet whose classes differ; params carry all three.
-    await expect(driver.fetchParams(wallet)).resolves.toMatchObject({ kind: 'stellar', sequence: '160470889244710504', thresholds: { low: 1, med: 20, high: 30 } });
-    await expect(driver.fetchParams({ ...wallet, control: { ...wallet.control, quorum: 30 } })).rejects.toThrow(/medium threshold 20 \(what a payment needs\) is not the quorum 30/);
+    await expect(driver.fetchParams({ wallet })).resolves.toMatchObject({ kind: 'stellar', sequence: '160470889244710504', thresholds: { low: 1, med: 20, high: 30 } });
+    await expect(driver.fetchParams({ wallet: { ...wallet, control: { ...wallet.control, quorum: 30 } } })).rejects.toThrow(/medium threshold 20 \(what a payment needs\) is not the quorum 30/);
   });
 });
 

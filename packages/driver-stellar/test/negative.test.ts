@@ -31,20 +31,20 @@ describe('signatures the ledger refuses', () => {
     const dest = await plainAccount(devnet);
     const wrongConfig = { horizonUrl: devnet.url, networkPassphrase: STELLAR_NETWORKS['stellar:testnet'] };
     const wrong = createStellarDriver({ chains: { [CHAIN]: wrongConfig } });
-    await expect(wrong.fetchParams(w.wallet)).rejects.toThrow(RefusedError);
-    await expect(wrong.fetchParams(w.wallet)).rejects.toThrow(/configured for "Test SDF Network/);
+    await expect(wrong.fetchParams({ wallet: w.wallet })).rejects.toThrow(RefusedError);
+    await expect(wrong.fetchParams({ wallet: w.wallet })).rejects.toThrow(/configured for "Test SDF Network/);
     // Bypass the driver's check: build and sign under the testnet passphrase, submit to the devnet.
-    const params = await driver.fetchParams(w.wallet);
+    const params = await driver.fetchParams({ wallet: w.wallet });
     const built = wrong.buildPayload({ intent: normalizeIntent({ wallet: w.wallet.wallet, destination: dest.publicKey(), amount: '5' }), wallet: w.wallet, params });
     const wrongSigner = createStellarSigner({ chains: { [CHAIN]: { networkPassphrase: wrongConfig.networkPassphrase } } });
-    const cs = await Promise.all([0, 1].map((i) => wrongSigner.signPayload(built, w.keys[i]!, w.wallet.control.kind === 'native_multisig' ? w.wallet.control.signers[i]!.address : '')));
-    const assembled = wrong.assemble(built, cs, w.wallet);
+    const cs = await Promise.all([0, 1].map((i) => wrongSigner.signPayload({ built, key: w.keys[i]!, signerAddress: w.wallet.control.kind === 'native_multisig' ? w.wallet.control.signers[i]!.address : '' })));
+    const assembled = wrong.assemble({ built, contributions: cs, wallet: w.wallet });
     expect(assembled.ok).toBe(true);
     if (!assembled.ok) return;
-    const out = await driver.submit(CHAIN, assembled.blob);
+    const out = await driver.submit({ chain: CHAIN, blob: assembled.blob });
     expect(out).toMatchObject({ status: 'rejected', code: 'tx_bad_auth', retriable: false });
     // And our own signer will not sign a payload for another network than its chain's.
-    await expect(signer.signPayload(built, w.keys[0]!, gOf(w.keys[0]!))).rejects.toMatchObject({ reason: 'chain' });
+    await expect(signer.signPayload({ built, key: w.keys[0]!, signerAddress: gOf(w.keys[0]!) })).rejects.toMatchObject({ reason: 'chain' });
   });
 
   it('an extra signature (a third member, or an outsider) fails the whole transaction as tx_bad_auth_extra', async () => {
@@ -55,14 +55,14 @@ describe('signatures the ledger refuses', () => {
     expect(r.assembled).toMatchObject({ ok: true, weight: 3, quorum: 2 });
     if (r.assembled.ok) expect(xdr.TransactionEnvelope.fromXDR(r.assembled.blob, 'base64').v1().signatures()).toHaveLength(2);
     const all = withSignatures((r.built.payload as { tx_xdr: string }).tx_xdr, r.contributions.map(sigOf));
-    expect(await driver.submit(CHAIN, all)).toMatchObject({ status: 'rejected', code: 'tx_bad_auth_extra' });
+    expect(await driver.submit({ chain: CHAIN, blob: all })).toMatchObject({ status: 'rejected', code: 'tx_bad_auth_extra' });
     const outsider = createSoftwareKey();
-    const stranger = await signer.signPayload(r.built, outsider, gOf(outsider));
+    const stranger = await signer.signPayload({ built: r.built, key: outsider, signerAddress: gOf(outsider) });
     const plusStranger = withSignatures((r.built.payload as { tx_xdr: string }).tx_xdr, [...r.contributions.slice(0, 2).map(sigOf), sigOf(stranger)]);
-    expect(await driver.submit(CHAIN, plusStranger)).toMatchObject({ status: 'rejected', code: 'tx_bad_auth_extra' });
+    expect(await driver.submit({ chain: CHAIN, blob: plusStranger })).toMatchObject({ status: 'rejected', code: 'tx_bad_auth_extra' });
     expect(devnet.ledger.transaction(r.built.digest)).toBeUndefined();
     if (!r.assembled.ok) return;
-    expect(await driver.submit(CHAIN, r.assembled.blob)).toMatchObject({ status: 'submitted' });
+    expect(await driver.submit({ chain: CHAIN, blob: r.assembled.blob })).toMatchObject({ status: 'submitted' });
   });
 
   it('under threshold: tx_bad_auth at the source low threshold, op_bad_auth at the operation threshold', async () => {
@@ -71,23 +71,23 @@ describe('signatures the ledger refuses', () => {
     const r = await buildSignAssemble(driver, signer, w, { destination: dest.publicKey(), amount: '5' }, [0]);
     expect(r.assembled).toMatchObject({ ok: false, reason: 'short_of_quorum', weight: 1, quorum: 2 });
     const one = withSignatures((r.built.payload as { tx_xdr: string }).tx_xdr, [sigOf(r.contributions[0]!)]);
-    expect(await driver.submit(CHAIN, one)).toMatchObject({ status: 'rejected', code: 'tx_bad_auth' });
+    expect(await driver.submit({ chain: CHAIN, blob: one })).toMatchObject({ status: 'rejected', code: 'tx_bad_auth' });
     // A looser account (low 1, medium 2): one signature passes the transaction check, not the payment's.
     const loose = await multisigWallet(devnet, { weights: [1, 1, 1], quorum: 2, low: 1 });
-    const looseParams = await driver.fetchParams(loose.wallet);
+    const looseParams = await driver.fetchParams({ wallet: loose.wallet });
     expect(looseParams).toMatchObject({ thresholds: { low: 1, med: 2, high: 2 } });
     // The driver knows a payment needs the medium threshold: one signature is short of it.
     const pay = await buildSignAssemble(driver, signer, loose, { destination: dest.publicKey(), amount: '5' }, [0]);
     expect(pay.built.payload).toMatchObject({ threshold: 'medium', needed_weight: 2 });
     expect(pay.assembled).toMatchObject({ ok: false, reason: 'short_of_quorum', weight: 1, quorum: 2 });
-    const params = await driver.fetchParams(w.wallet);
+    const params = await driver.fetchParams({ wallet: w.wallet });
     const src = loose.address;
     const tx = new TransactionBuilder(new Account(src, devnet.ledger.account(src)!.seq.toString()), { fee: '100', networkPassphrase: devnet.networkPassphrase, timebounds: { minTime: 0, maxTime: (params as { max_time: number }).max_time } })
       .addOperation(Operation.payment({ destination: dest.publicKey(), asset: Asset.native(), amount: '1' }))
       .build();
     const sig = await loose.keys[0]!.sign(tx.hash());
     tx.signatures.push(new xdr.DecoratedSignature({ hint: Buffer.from(loose.keys[0]!.publicKey.subarray(28)), signature: Buffer.from(sig) }));
-    const res = await driver.submit(CHAIN, tx.toEnvelope().toXDR('base64'));
+    const res = await driver.submit({ chain: CHAIN, blob: tx.toEnvelope().toXDR('base64') });
     expect(res).toMatchObject({ status: 'rejected', code: 'tx_failed:op_bad_auth' });
   });
 
@@ -102,11 +102,11 @@ describe('signatures the ledger refuses', () => {
         .build();
     const two = build();
     for (const k of loose.keys.slice(0, 2)) two.signatures.push(new xdr.DecoratedSignature({ hint: Buffer.from(k.publicKey.subarray(28)), signature: Buffer.from(await k.sign(two.hash())) }));
-    expect(await driver.submit(CHAIN, two.toEnvelope().toXDR('base64'))).toMatchObject({ status: 'rejected', code: 'tx_bad_auth_extra' });
+    expect(await driver.submit({ chain: CHAIN, blob: two.toEnvelope().toXDR('base64') })).toMatchObject({ status: 'rejected', code: 'tx_bad_auth_extra' });
     const one = build();
     const k = loose.keys[0]!;
     one.signatures.push(new xdr.DecoratedSignature({ hint: Buffer.from(k.publicKey.subarray(28)), signature: Buffer.from(await k.sign(one.hash())) }));
-    expect(await driver.submit(CHAIN, one.toEnvelope().toXDR('base64'))).toMatchObject({ status: 'submitted' });
+    expect(await driver.submit({ chain: CHAIN, blob: one.toEnvelope().toXDR('base64') })).toMatchObject({ status: 'submitted' });
     expect(devnet.ledger.trustLine(holder.publicKey(), 'LOW', loose.address)?.flags).toBe(1);
     // Through the driver: given the quorum's two contributions, assemble attaches only the one the
     // low threshold needs, and the ledger takes it.
@@ -121,7 +121,7 @@ describe('signatures the ledger refuses', () => {
     expect(revoke.assembled).toMatchObject({ ok: true, weight: 2, quorum: 1 });
     if (!revoke.assembled.ok) return;
     expect(xdr.TransactionEnvelope.fromXDR(revoke.assembled.blob, 'base64').v1().signatures()).toHaveLength(1);
-    expect(await driver.submit(CHAIN, revoke.assembled.blob)).toMatchObject({ status: 'submitted' });
+    expect(await driver.submit({ chain: CHAIN, blob: revoke.assembled.blob })).toMatchObject({ status: 'submitted' });
     expect(devnet.ledger.trustLine(holder.publicKey(), 'LOW', loose.address)?.flags).toBe(0);
   });
 
@@ -135,7 +135,7 @@ describe('signatures the ledger refuses', () => {
     for (const k of w.keys.slice(0, 2)) {
       tx.signatures.push(new xdr.DecoratedSignature({ hint: Buffer.from(k.publicKey.subarray(28)), signature: Buffer.from(await k.sign(tx.hash())) }));
     }
-    expect(await driver.submit(CHAIN, tx.toEnvelope().toXDR('base64'))).toMatchObject({ status: 'rejected', code: 'tx_failed:op_bad_auth' });
+    expect(await driver.submit({ chain: CHAIN, blob: tx.toEnvelope().toXDR('base64') })).toMatchObject({ status: 'rejected', code: 'tx_failed:op_bad_auth' });
     expect(devnet.ledger.account(src)!.signers).toHaveLength(3);
   });
 
@@ -146,9 +146,9 @@ describe('signatures the ledger refuses', () => {
     const forged = r.contributions.map(sigOf);
     forged[1] = { hint: forged[1]!.hint, hex: forged[0]!.hex };
     const blob = withSignatures((r.built.payload as { tx_xdr: string }).tx_xdr, forged);
-    expect(await driver.submit(CHAIN, blob)).toMatchObject({ status: 'rejected', code: 'tx_bad_auth' });
+    expect(await driver.submit({ chain: CHAIN, blob })).toMatchObject({ status: 'rejected', code: 'tx_bad_auth' });
     const badHint = { ...r.contributions[1]!, signature: { ...r.contributions[1]!.signature, hint: '00000000' } };
-    const a = driver.assemble(r.built, [r.contributions[0]!, badHint], w.wallet);
+    const a = driver.assemble({ built: r.built, contributions: [r.contributions[0]!, badHint], wallet: w.wallet });
     expect(a).toMatchObject({ ok: false, invalid: [{ index: 1, reason: 'bad_signature', detail: expect.stringMatching(/hint/) }] });
   });
 
@@ -158,8 +158,8 @@ describe('signatures the ledger refuses', () => {
     const r = await buildSignAssemble(driver, signer, w, { destination: dest.publicKey(), amount: '5' }, [0, 1]);
     if (w.wallet.control.kind !== 'native_multisig') throw new Error('native only');
     const heavy = { ...w.wallet, control: { ...w.wallet.control, signers: w.wallet.control.signers.map((m, i) => (i === 0 ? { ...m, weight: 256 } : m)) } };
-    expect(() => driver.assemble(r.built, r.contributions, heavy)).toThrow(ValidationError);
-    expect(() => driver.assemble(r.built, r.contributions, heavy)).toThrow(/at most 255/);
+    expect(() => driver.assemble({ built: r.built, contributions: r.contributions, wallet: heavy })).toThrow(ValidationError);
+    expect(() => driver.assemble({ built: r.built, contributions: r.contributions, wallet: heavy })).toThrow(/at most 255/);
   });
 });
 
@@ -167,42 +167,42 @@ describe('sequence, time bounds, fees and what the devnet does not model', () =>
   it('bad sequence: a second transaction on the same sequence is tx_bad_seq, and confirm calls it dead', async () => {
     const w = await multisigWallet(devnet, { weights: [1, 1, 1], quorum: 2 });
     const dest = await plainAccount(devnet);
-    const params = await driver.fetchParams(w.wallet);
+    const params = await driver.fetchParams({ wallet: w.wallet });
     const mk = async (amount: string) => {
       const built = driver.buildPayload({ intent: normalizeIntent({ wallet: w.wallet.wallet, destination: dest.publicKey(), amount }), wallet: w.wallet, params });
-      const cs = await Promise.all([0, 1].map((i) => signer.signPayload(built, w.keys[i]!, gOf(w.keys[i]!))));
-      const a = driver.assemble(built, cs, w.wallet);
+      const cs = await Promise.all([0, 1].map((i) => signer.signPayload({ built, key: w.keys[i]!, signerAddress: gOf(w.keys[i]!) })));
+      const a = driver.assemble({ built, contributions: cs, wallet: w.wallet });
       if (!a.ok) throw new Error('short');
       return { built, a };
     };
     const first = await mk('10');
     const second = await mk('11');
-    expect(await driver.submit(CHAIN, first.a.blob)).toMatchObject({ status: 'submitted' });
-    expect(await driver.submit(CHAIN, second.a.blob)).toMatchObject({ status: 'rejected', code: 'tx_bad_seq', retriable: false });
-    expect(await driver.confirm(CHAIN, second.a.txHash, second.built)).toMatchObject({ status: 'failed', code: 'tx_bad_seq', dead: true });
+    expect(await driver.submit({ chain: CHAIN, blob: first.a.blob })).toMatchObject({ status: 'submitted' });
+    expect(await driver.submit({ chain: CHAIN, blob: second.a.blob })).toMatchObject({ status: 'rejected', code: 'tx_bad_seq', retriable: false });
+    expect(await driver.confirm({ chain: CHAIN, txHash: second.a.txHash, built: second.built })).toMatchObject({ status: 'failed', code: 'tx_bad_seq', dead: true });
   });
 
   it('expired time bounds: tx_too_late; a transaction lost after a 504 is dead once the ledger passes max_time', async () => {
     const w = await multisigWallet(devnet, { weights: [1, 1, 1], quorum: 2 });
     const dest = await plainAccount(devnet);
-    const params = await driver.fetchParams(w.wallet);
+    const params = await driver.fetchParams({ wallet: w.wallet });
     const stale = { ...params, max_time: clock - 1 };
     const built = driver.buildPayload({ intent: normalizeIntent({ wallet: w.wallet.wallet, destination: dest.publicKey(), amount: '10' }), wallet: w.wallet, params: stale });
-    const cs = await Promise.all([0, 1].map((i) => signer.signPayload(built, w.keys[i]!, gOf(w.keys[i]!))));
-    const a = driver.assemble(built, cs, w.wallet);
+    const cs = await Promise.all([0, 1].map((i) => signer.signPayload({ built, key: w.keys[i]!, signerAddress: gOf(w.keys[i]!) })));
+    const a = driver.assemble({ built, contributions: cs, wallet: w.wallet });
     if (!a.ok) throw new Error('short');
-    expect(await driver.submit(CHAIN, a.blob)).toMatchObject({ status: 'rejected', code: 'tx_too_late' });
+    expect(await driver.submit({ chain: CHAIN, blob: a.blob })).toMatchObject({ status: 'rejected', code: 'tx_too_late' });
 
     const fresh = await buildSignAssemble(driver, signer, w, { destination: dest.publicKey(), amount: '12' }, [0, 1]);
     if (!fresh.assembled.ok) throw new Error('short');
     devnet.faults.submitDrop = 1;
-    expect(await driver.submit(CHAIN, fresh.assembled.blob)).toMatchObject({ status: 'submitted', code: 'tx_pending' });
-    expect(await driver.confirm(CHAIN, fresh.assembled.txHash, fresh.built)).toMatchObject({ status: 'pending' });
+    expect(await driver.submit({ chain: CHAIN, blob: fresh.assembled.blob })).toMatchObject({ status: 'submitted', code: 'tx_pending' });
+    expect(await driver.confirm({ chain: CHAIN, txHash: fresh.assembled.txHash, built: fresh.built })).toMatchObject({ status: 'pending' });
     clock += 10_000; // the ledger moves past max_time without it
     await submitClassic(devnet, dest.publicKey(), [Operation.bumpSequence({ bumpTo: '0' })], [dest]).catch(() => undefined);
     const friend = Keypair.random();
     await devnet.fund(friend.publicKey()); // closes a ledger at the new time
-    expect(await driver.confirm(CHAIN, fresh.assembled.txHash, fresh.built)).toMatchObject({ status: 'failed', code: 'tx_too_late', dead: true });
+    expect(await driver.confirm({ chain: CHAIN, txHash: fresh.assembled.txHash, built: fresh.built })).toMatchObject({ status: 'failed', code: 'tx_too_late', dead: true });
     expect(devnet.ledger.transaction(fresh.assembled.txHash)).toBeUndefined();
     clock -= 10_000;
   });
@@ -213,7 +213,7 @@ describe('sequence, time bounds, fees and what the devnet does not model', () =>
     const r = await buildSignAssemble(driver, signer, w, { destination: dest.publicKey(), amount: '13' }, [0, 1]);
     if (!r.assembled.ok) throw new Error('short');
     devnet.faults.submitTimeout = 1;
-    expect(await driver.submit(CHAIN, r.assembled.blob)).toMatchObject({ status: 'submitted', code: 'tx_success' });
+    expect(await driver.submit({ chain: CHAIN, blob: r.assembled.blob })).toMatchObject({ status: 'submitted', code: 'tx_success' });
     expect(devnet.ledger.transaction(r.assembled.txHash)?.successful).toBe(true);
   });
 
@@ -223,7 +223,7 @@ describe('sequence, time bounds, fees and what the devnet does not model', () =>
     await trust(devnet, holder, 'AUTH', issuer.address);
     const r = await buildSignAssemble(driver, signer, issuer, { destination: holder.publicKey(), amount: '1', asset_symbol: 'AUTH', asset_issuer: issuer.address, asset_decimals: 7, operation: { op: 'issue' } }, [0, 1]);
     if (!r.assembled.ok) throw new Error('short');
-    expect(await driver.submit(CHAIN, r.assembled.blob)).toMatchObject({ status: 'rejected', code: 'tx_failed:op_not_authorized' });
+    expect(await driver.submit({ chain: CHAIN, blob: r.assembled.blob })).toMatchObject({ status: 'rejected', code: 'tx_failed:op_not_authorized' });
     // Failed at apply: the fee and the sequence are consumed and the failure is on the ledger.
     expect(devnet.ledger.transaction(r.assembled.txHash)).toMatchObject({ successful: false, resultCodes: { transaction: 'tx_failed', operations: ['op_not_authorized'] } });
     expect(devnet.ledger.trustLine(holder.publicKey(), 'AUTH', issuer.address)?.balance).toBe(0n);
@@ -240,18 +240,18 @@ describe('sequence, time bounds, fees and what the devnet does not model', () =>
     inner.sign(a);
     const bump = TransactionBuilder.buildFeeBumpTransaction(a, '200', inner, devnet.networkPassphrase) as FeeBumpTransaction;
     bump.sign(a);
-    expect(await driver.submit(CHAIN, bump.toEnvelope().toXDR('base64'))).toMatchObject({ status: 'rejected', code: 'tx_not_supported' });
+    expect(await driver.submit({ chain: CHAIN, blob: bump.toEnvelope().toXDR('base64') })).toMatchObject({ status: 'rejected', code: 'tx_not_supported' });
     const cheap = new TransactionBuilder(new Account(a.publicKey(), devnet.ledger.account(a.publicKey())!.seq.toString()), { fee: '99', networkPassphrase: devnet.networkPassphrase })
       .addOperation(Operation.payment({ destination: a.publicKey(), asset: Asset.native(), amount: '1' }))
       .setTimeout(0)
       .build();
     cheap.sign(a);
-    expect(await driver.submit(CHAIN, cheap.toEnvelope().toXDR('base64'))).toMatchObject({ status: 'rejected', code: 'tx_insufficient_fee', retriable: true });
+    expect(await driver.submit({ chain: CHAIN, blob: cheap.toEnvelope().toXDR('base64') })).toMatchObject({ status: 'rejected', code: 'tx_insufficient_fee', retriable: true });
     const res = await fetch(`${devnet.url}/transactions`, { method: 'POST', body: 'tx=AAAA', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ type: 'https://stellar.org/horizon-errors/transaction_malformed' });
     expect(() => new Transaction('AAAA', devnet.networkPassphrase)).toThrow();
-    await expect(driver.submit(CHAIN, 'AAAA')).rejects.toThrow(ValidationError);
+    await expect(driver.submit({ chain: CHAIN, blob: 'AAAA' })).rejects.toThrow(ValidationError);
   });
 });
 
@@ -264,19 +264,19 @@ describe('driver and signer refusals', () => {
       { ...w.wallet, control: { ...w.wallet.control, signers: control.signers.map((s, i) => (i === 0 ? { ...s, weight: 2 } : s)) } },
       { ...w.wallet, control: { ...w.wallet.control, signers: control.signers.slice(0, 2) } },
     ];
-    for (const v of variants) await expect(driver.fetchParams(v as typeof w.wallet)).rejects.toMatchObject({ data: { reason: 'control_mismatch' } });
-    await expect(driver.fetchParams({ ...w.wallet, control: { ...w.wallet.control, address: Keypair.random().publicKey() } } as typeof w.wallet)).rejects.toThrow(/not found/);
+    for (const v of variants) await expect(driver.fetchParams({ wallet: v as typeof w.wallet })).rejects.toMatchObject({ data: { reason: 'control_mismatch' } });
+    await expect(driver.fetchParams({ wallet: { ...w.wallet, control: { ...w.wallet.control, address: Keypair.random().publicKey() } } as typeof w.wallet })).rejects.toThrow(/not found/);
   });
 
   it('the signer refuses a tampered digest, a foreign chain and a key that is not the signer', async () => {
     const w = await multisigWallet(devnet, { weights: [1, 1, 1], quorum: 2 });
-    const params = await driver.fetchParams(w.wallet);
+    const params = await driver.fetchParams({ wallet: w.wallet });
     const built = driver.buildPayload({ intent: normalizeIntent({ wallet: w.wallet.wallet, destination: Keypair.random().publicKey(), amount: '5' }), wallet: w.wallet, params });
     const tampered = { ...built, digest: '00'.repeat(32) };
-    await expect(signer.signPayload(tampered, w.keys[0]!, gOf(w.keys[0]!))).rejects.toMatchObject({ reason: 'digest_mismatch' });
+    await expect(signer.signPayload({ built: tampered, key: w.keys[0]!, signerAddress: gOf(w.keys[0]!) })).rejects.toMatchObject({ reason: 'digest_mismatch' });
     const other = createStellarSigner({ chains: { 'stellar:testnet': { networkPassphrase: STELLAR_NETWORKS['stellar:testnet'] } } });
-    await expect(other.signPayload(built, w.keys[0]!, gOf(w.keys[0]!))).rejects.toMatchObject({ reason: 'chain' });
-    await expect(signer.signPayload(built, w.keys[0]!, gOf(w.keys[1]!))).rejects.toBeInstanceOf(SignerRefusedError);
-    expect(() => driver.assemble(tampered, [], w.wallet)).toThrow(ValidationError);
+    await expect(other.signPayload({ built, key: w.keys[0]!, signerAddress: gOf(w.keys[0]!) })).rejects.toMatchObject({ reason: 'chain' });
+    await expect(signer.signPayload({ built, key: w.keys[0]!, signerAddress: gOf(w.keys[1]!) })).rejects.toBeInstanceOf(SignerRefusedError);
+    expect(() => driver.assemble({ built: tampered, contributions: [], wallet: w.wallet })).toThrow(ValidationError);
   });
 });

@@ -4,7 +4,7 @@
  */
 import { Asset, Keypair, Operation } from '@stellar/stellar-base';
 import { afterAll, describe, expect, it } from 'vitest';
-import { RefusedError, ValidationError, normalizeIntent } from '@vault/sdk';
+import { RefusedError, ValidationError, normalizeIntent, protectChainFacts } from '@vault/sdk';
 import { ACCOUNT_FLAGS, TRUSTLINE_FLAGS } from '../src/index.js';
 import { startDevnet } from '../src/devnet/index.js';
 import { CHAIN, buildSignAssemble, driverFor, multisigWallet, plainAccount, signerFor, submitClassic, trust } from './helpers.js';
@@ -18,8 +18,8 @@ const D = { asset_decimals: 7 } as const;
 async function run(w: Awaited<ReturnType<typeof multisigWallet>>, request: Parameters<typeof buildSignAssemble>[3], indexes = [0, 1]) {
   const r = await buildSignAssemble(driver, signer, w, request, indexes);
   if (!r.assembled.ok) throw new Error(`short: ${JSON.stringify(r.assembled)}`);
-  const submitted = await driver.submit(CHAIN, r.assembled.blob);
-  const confirmed = await driver.confirm(CHAIN, r.assembled.txHash, r.built);
+  const submitted = await driver.submit({ chain: CHAIN, blob: r.assembled.blob });
+  const confirmed = await driver.confirm({ chain: CHAIN, txHash: r.assembled.txHash, built: r.built });
   return { ...r, submitted, confirmed };
 }
 
@@ -38,7 +38,7 @@ describe('transfer', () => {
     expect(out.confirmed).toMatchObject({ status: 'confirmed' });
     expect(devnet.ledger.trustLine(holder.publicKey(), 'USD', issuer.publicKey())?.balance).toBe(200_000_000n);
     expect(devnet.ledger.trustLine(w.address, 'USD', issuer.publicKey())?.balance).toBe(300_000_000n);
-    const balances = await driver.balances(w.wallet);
+    const balances = await driver.balances({ wallet: w.wallet });
     expect(balances.find((b) => b.asset === `USD:${issuer.publicKey()}`)).toMatchObject({ amount: '300000000', symbol: 'USD', decimals: 7, flags: { authorized: true } });
   });
 
@@ -52,7 +52,7 @@ describe('transfer', () => {
     const out = await run(w, { destination: m, amount: '777' });
     expect(out.confirmed.status).toBe('confirmed');
     expect(devnet.ledger.nativeBalance(dest.publicKey()) - before).toBe(777n);
-    const params = await driver.fetchParams(w.wallet);
+    const params = await driver.fetchParams({ wallet: w.wallet });
     const b1 = driver.buildPayload({ intent: normalizeIntent({ wallet: w.wallet.wallet, destination: dest.publicKey(), amount: '1', asset_symbol: 'USD', asset_issuer: `USD:${dest.publicKey()}`, ...D }), wallet: w.wallet, params });
     const b2 = driver.buildPayload({ intent: normalizeIntent({ wallet: w.wallet.wallet, destination: dest.publicKey(), amount: '1', asset_symbol: 'USD', asset_issuer: dest.publicKey(), ...D }), wallet: w.wallet, params });
     expect(b1.digest).toBe(b2.digest);
@@ -60,7 +60,7 @@ describe('transfer', () => {
 
   it('refuses decimals other than 7 for credit assets, an issuer-less credit asset and a self transfer', async () => {
     const w = await multisigWallet(devnet, { weights: [1, 1], quorum: 2 });
-    const params = await driver.fetchParams(w.wallet);
+    const params = await driver.fetchParams({ wallet: w.wallet });
     const build = (req: object) => () => driver.buildPayload({ intent: normalizeIntent({ wallet: w.wallet.wallet, destination: Keypair.random().publicKey(), amount: '5', ...req }), wallet: w.wallet, params });
     expect(build({ asset_symbol: 'USD', asset_issuer: Keypair.random().publicKey() })).toThrow(/asset_decimals must be 7/);
     expect(build({ asset_symbol: 'USD' })).toThrow(/needs asset_issuer/);
@@ -106,7 +106,7 @@ describe('issue, authorize_holder, clawback (the wallet is the issuer)', () => {
     // Horizon's /assets buckets and the issuer facts agree with the ledger.
     const assets = (await (await fetch(`${devnet.url}/assets?asset_code=GOLD&asset_issuer=${w.address}`)).json()) as { _embedded: { records: Record<string, unknown>[] } };
     expect(assets._embedded.records[0]).toMatchObject({ asset_code: 'GOLD', accounts: { unauthorized: 1 }, balances: { unauthorized: '0.0000700' }, flags: { auth_required: true, auth_clawback_enabled: true } });
-    expect(await driver.issuerState(CHAIN, w.address)).toMatchObject({ exists: true, locked: false });
+    expect(await driver.issuerState({ chain: CHAIN, issuer: w.address })).toMatchObject({ exists: true, locked: false });
     const ops = (await (await fetch(`${devnet.url}/accounts/${w.address}/operations?order=asc&limit=200`)).json()) as { _embedded: { records: { type: string }[] } };
     expect(ops._embedded.records.map((o) => o.type)).toEqual(['create_account', 'set_options', 'set_options', 'set_options', 'set_options', 'set_options', 'set_trust_line_flags', 'payment', 'clawback', 'set_trust_line_flags']);
   });
@@ -124,7 +124,7 @@ describe('issue, authorize_holder, clawback (the wallet is the issuer)', () => {
 
   it('issue, authorize_holder and clawback need the wallet to be the issuer', async () => {
     const w = await multisigWallet(devnet, { weights: [1, 1], quorum: 2 });
-    const params = await driver.fetchParams(w.wallet);
+    const params = await driver.fetchParams({ wallet: w.wallet });
     const other = Keypair.random().publicKey();
     for (const op of ['issue', 'authorize_holder', 'clawback'] as const) {
       expect(() =>
@@ -160,7 +160,7 @@ describe('account_flags (setOptions set/clear, medium threshold)', () => {
 
   it('refuses unknown bits, overlapping set/clear and an empty change', async () => {
     const w = await multisigWallet(devnet, { weights: [1, 1], quorum: 2 });
-    const params = await driver.fetchParams(w.wallet);
+    const params = await driver.fetchParams({ wallet: w.wallet });
     const build = (operation: { op: 'account_flags'; set?: number; clear?: number }) => () =>
       driver.buildPayload({ intent: normalizeIntent({ wallet: w.wallet.wallet, destination: w.address, amount: '0', operation }), wallet: w.wallet, params });
     expect(build({ op: 'account_flags', set: 0x10 })).toThrow(ValidationError);
@@ -178,7 +178,7 @@ describe('memo and refused operations', () => {
     const out = await run(w, { destination: dest.publicKey(), amount: '10', memo });
     expect(out.confirmed.status).toBe('confirmed');
     expect(devnet.ledger.transaction(out.built.digest)).toMatchObject({ memoType: 'text', memo });
-    const params = await driver.fetchParams(w.wallet);
+    const params = await driver.fetchParams({ wallet: w.wallet });
     const tooLong = () => driver.buildPayload({ intent: normalizeIntent({ wallet: w.wallet.wallet, destination: dest.publicKey(), amount: '10', memo: `${memo}a` }), wallet: w.wallet, params });
     expect(tooLong).toThrow(/at most 28 bytes/);
     try {
@@ -190,7 +190,7 @@ describe('memo and refused operations', () => {
 
   it('refuses mpt_create and contract_call with a RefusedError that says why', async () => {
     const w = await multisigWallet(devnet, { weights: [1, 1], quorum: 2 });
-    const params = await driver.fetchParams(w.wallet);
+    const params = await driver.fetchParams({ wallet: w.wallet });
     const build = (operation: object) => () =>
       driver.buildPayload({ intent: normalizeIntent({ wallet: w.wallet.wallet, destination: w.address, amount: '1', operation: operation as never }), wallet: w.wallet, params });
     expect(build({ op: 'mpt_create', asset_scale: 2, flags: 0x20 })).toThrow(RefusedError);
@@ -200,18 +200,24 @@ describe('memo and refused operations', () => {
 });
 
 describe('guard facts', () => {
-  it('token_owner_burned: a locked issuer (master weight 0, no signers) and a missing issuer', async () => {
+  it('issuerKeyBurned (token_owner_burned on the wire): a locked issuer (master weight 0, no signers) and a missing issuer', async () => {
     const w = await multisigWallet(devnet, { weights: [1, 1], quorum: 2 });
     const locked = await plainAccount(devnet);
     await submitClassic(devnet, locked.publicKey(), [Operation.setOptions({ masterWeight: 0 })], [locked]);
     const facts = (issuer: string) =>
-      driver.fetchProtectInputs(normalizeIntent({ wallet: w.wallet.wallet, destination: w.address, amount: '1', asset_symbol: 'LCK', asset_issuer: issuer, ...D }), w.wallet);
-    expect(await facts(locked.publicKey())).toEqual({ evm_code: [], onchain_symbol: null, token_owner_burned: true });
-    expect((await facts(Keypair.random().publicKey())).token_owner_burned).toBe(true);
-    expect((await facts(w.address)).token_owner_burned).toBe(false);
-    expect((await driver.fetchProtectInputs(normalizeIntent({ wallet: w.wallet.wallet, destination: w.address, amount: '1' }), w.wallet)).token_owner_burned).toBe(false);
-    expect(await driver.issuerState(CHAIN, locked.publicKey())).toMatchObject({ exists: true, locked: true });
-    expect(await driver.issuerState(CHAIN, Keypair.random().publicKey())).toEqual({ exists: false, locked: true, flags: null });
+      driver.fetchProtectInputs({ intent: normalizeIntent({ wallet: w.wallet.wallet, destination: w.address, amount: '1', asset_symbol: 'LCK', asset_issuer: issuer, ...D }), wallet: w.wallet });
+    expect(await facts(locked.publicKey())).toEqual({
+      destination: { address: w.address, hasCode: null, codeHash: null },
+      issuer: { address: locked.publicKey(), hasCode: null, codeHash: null },
+      assetSymbol: null,
+      issuerKeyBurned: true,
+    });
+    expect(protectChainFacts(await facts(locked.publicKey()))).toEqual({ evm_code: [], onchain_symbol: null, token_owner_burned: true });
+    expect((await facts(Keypair.random().publicKey())).issuerKeyBurned).toBe(true);
+    expect((await facts(w.address)).issuerKeyBurned).toBe(false);
+    expect((await driver.fetchProtectInputs({ intent: normalizeIntent({ wallet: w.wallet.wallet, destination: w.address, amount: '1' }), wallet: w.wallet })).issuerKeyBurned).toBe(false);
+    expect(await driver.issuerState({ chain: CHAIN, issuer: locked.publicKey() })).toMatchObject({ exists: true, locked: true });
+    expect(await driver.issuerState({ chain: CHAIN, issuer: Keypair.random().publicKey() })).toEqual({ exists: false, locked: true, flags: null });
   });
 });
 
@@ -222,9 +228,9 @@ describe('devnet.createWallet', () => {
     const keys = [createSoftwareKey(), createSoftwareKey(), createSoftwareKey()];
     const wallet = await devnet.createWallet({ wallet: 'ops-treasury', signers: keys.map((k, i) => ({ address: gOf(k), weight: [2, 1, 1][i] as number })), quorum: 3, high: 4 });
     expect(devnet.ledger.account(wallet.control.kind === 'native_multisig' ? wallet.control.address : '')).toMatchObject({ masterWeight: 0, thresholds: { low: 3, med: 3, high: 4 } });
-    const params = await driver.fetchParams(wallet);
+    const params = await driver.fetchParams({ wallet });
     expect(params).toMatchObject({ kind: 'stellar', sequence: expect.stringMatching(/^[0-9]{17}$/) });
-    expect(await driver.controlState(wallet)).toMatchObject({ quorum: 3, masterKeyEnabled: false, extra: { thresholds: { high: 4 } } });
+    expect(await driver.controlState({ wallet })).toMatchObject({ quorum: 3, masterKeyEnabled: false, extra: { thresholds: { high: 4 } } });
     await expect(devnet.createWallet({ wallet: 'bad', signers: [{ address: gOf(keys[0]!), weight: 1 }], quorum: 1, flags: 0x8 })).rejects.toThrow(/op_auth_revocable_required/);
   });
 });

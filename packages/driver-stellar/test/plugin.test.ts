@@ -28,20 +28,20 @@ describe('plugin entry (createDriver / createSigner from the package root)', () 
     const w = await multisigWallet(devnet, { weights: [1, 1, 1], quorum: 2 });
     const dest = await plainAccount(devnet);
     const before = devnet.ledger.nativeBalance(dest.publicKey());
-    const params = await driver.fetchParams(w.wallet);
+    const params = await driver.fetchParams({ wallet: w.wallet });
     expect(params).toMatchObject({ kind: 'stellar' });
     expect((params as { max_time: number }).max_time).toBeLessThanOrEqual(Math.floor(Date.now() / 1000) + 120);
     const built = driver.buildPayload({ intent: normalizeIntent({ wallet: w.wallet.wallet, destination: dest.publicKey(), amount: '4200' }), wallet: w.wallet, params });
     const members = (w.wallet.control as { signers: { address: string }[] }).signers;
-    const address = signer.deriveAddress(CHAIN, (w.keys[0] as SigningKey).publicKey, 'ed25519');
+    const address = signer.deriveAddress({ chain: CHAIN, publicKey: (w.keys[0] as SigningKey).publicKey, curve: 'ed25519' });
     expect(address).toBe(members[0]!.address);
-    const contributions = await Promise.all([0, 1].map((i) => signer.signPayload(built, w.keys[i] as SigningKey, members[i]!.address)));
-    const assembled = driver.assemble(built, contributions, w.wallet);
+    const contributions = await Promise.all([0, 1].map((i) => signer.signPayload({ built, key: w.keys[i] as SigningKey, signerAddress: members[i]!.address })));
+    const assembled = driver.assemble({ built, contributions, wallet: w.wallet });
     if (!assembled.ok) throw new Error(`short: ${JSON.stringify(assembled)}`);
-    expect(await driver.payloadFate!(CHAIN, built)).toMatchObject({ fate: 'live' });
-    expect(await driver.submit(CHAIN, assembled.blob)).toMatchObject({ status: 'submitted' });
-    expect(await driver.confirm(CHAIN, assembled.txHash, built)).toMatchObject({ status: 'confirmed' });
-    expect(await driver.payloadFate!(CHAIN, built)).toMatchObject({ fate: 'applied' });
+    expect(await driver.payloadFate!({ chain: CHAIN, built })).toMatchObject({ fate: 'live' });
+    expect(await driver.submit({ chain: CHAIN, blob: assembled.blob })).toMatchObject({ status: 'submitted' });
+    expect(await driver.confirm({ chain: CHAIN, txHash: assembled.txHash, built })).toMatchObject({ status: 'confirmed' });
+    expect(await driver.payloadFate!({ chain: CHAIN, built })).toMatchObject({ fate: 'applied' });
     expect(devnet.ledger.nativeBalance(dest.publicKey()) - before).toBe(4200n);
   });
 

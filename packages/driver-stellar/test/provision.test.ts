@@ -91,12 +91,12 @@ describe('provision with friendbot (faucet)', () => {
     expect(acc.thresholds).toEqual({ low: 2, med: 2, high: 2 });
     expect(sorted(acc.signers.map((s) => ({ address: s.key, weight: s.weight })))).toEqual(sorted(keys.map((k) => ({ address: gOf(k), weight: 1 }))));
     // What the lead's reconcile checks: the driver's controlState reproduces the descriptor.
-    const state = await driver.controlState(descriptor);
+    const state = await driver.controlState({ wallet: descriptor });
     expect(state.address).toBe(address);
     expect(state.quorum).toBe(2);
     expect(state.masterKeyEnabled).toBe(false);
     expect(sorted(state.members)).toEqual(sorted((descriptor.control as { signers: { address: string; weight: number }[] }).signers));
-    await expect(driver.fetchParams(descriptor)).resolves.toMatchObject({ kind: 'stellar' });
+    await expect(driver.fetchParams({ wallet: descriptor })).resolves.toMatchObject({ kind: 'stellar' });
   });
 
   it('moves funds only through the multisig: one member alone is refused by the ledger; a quorum transfer confirms', async () => {
@@ -111,8 +111,8 @@ describe('provision with friendbot (faucet)', () => {
     expect(short.assembled).toMatchObject({ ok: false, reason: 'short_of_quorum' });
     const r = await buildSignAssemble(driver, signer, w, { destination: dest.publicKey(), amount: '12345' }, [0, 2]);
     if (!r.assembled.ok) throw new Error('short of quorum');
-    expect(await driver.submit(CHAIN, r.assembled.blob)).toMatchObject({ status: 'submitted', code: 'tx_success' });
-    expect(await driver.confirm(CHAIN, r.assembled.txHash, r.built)).toMatchObject({ status: 'confirmed' });
+    expect(await driver.submit({ chain: CHAIN, blob: r.assembled.blob })).toMatchObject({ status: 'submitted', code: 'tx_success' });
+    expect(await driver.confirm({ chain: CHAIN, txHash: r.assembled.txHash, built: r.built })).toMatchObject({ status: 'confirmed' });
     expect(devnet.ledger.nativeBalance(dest.publicKey()) - before).toBe(12345n);
   });
 
@@ -157,7 +157,7 @@ describe('provision with friendbot (faucet)', () => {
     expect(devnet.faults.submitTimeout).toBe(0);
     expect(result.changed).toBe(true);
     expect(devnet.ledger.transaction(result.transactions[1]!.txHash)?.successful).toBe(true);
-    expect(controlDifferences((await driver.account(CHAIN, addressOf(result.descriptor)))!, (result.descriptor.control as { signers: { address: string; weight: number }[] }).signers, 2)).toEqual([]);
+    expect(controlDifferences((await driver.account({ chain: CHAIN, address: addressOf(result.descriptor) }))!, (result.descriptor.control as { signers: { address: string; weight: number }[] }).signers, 2)).toEqual([]);
   });
 
   it('a faucet that fails names the step; an unreachable one is a TransportError', async () => {
@@ -216,7 +216,7 @@ describe('provision with a key_env funder (createAccount)', () => {
     expect(acc.masterWeight).toBe(0);
     expect(acc.thresholds).toEqual({ low: 3, med: 3, high: 3 });
     expect(JSON.stringify(result)).not.toContain(funder.secret());
-    const state = await driver.controlState(result.descriptor);
+    const state = await driver.controlState({ wallet: result.descriptor });
     expect(sorted(state.members)).toEqual(sorted(keys.map((k, i) => ({ address: gOf(k), weight: [2, 1, 1][i]! }))));
     expect(state.quorum).toBe(3);
   });

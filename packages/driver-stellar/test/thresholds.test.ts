@@ -44,13 +44,13 @@ describe('neededWeight (stellar-core: the low threshold for the envelope, each o
 describe('a wallet with thresholds low 1 / medium 2 / high 3 and three weight-1 signers', () => {
   it('fetchParams carries the thresholds; controlState reports the medium one as the quorum and all three in extra', async () => {
     const w = await wallet();
-    const params = await driver.fetchParams(w.wallet);
+    const params = await driver.fetchParams({ wallet: w.wallet });
     expect(params).toMatchObject({ kind: 'stellar', thresholds: { low: 1, med: 2, high: 3 } });
-    const state = await driver.controlState(w.wallet);
+    const state = await driver.controlState({ wallet: w.wallet });
     expect(state).toMatchObject({ quorum: 2, masterKeyEnabled: false, extra: { thresholds: { low: 1, med: 2, high: 3 }, master_weight: 0 } });
     // The devnet's own wallet maker sets the same shape.
     const made = await devnet.createWallet({ wallet: 'classes', signers: [0, 1, 2].map(() => ({ address: Keypair.random().publicKey(), weight: 1 })), quorum: 2, low: 1, high: 3 });
-    expect(await driver.fetchParams(made)).toMatchObject({ thresholds: { low: 1, med: 2, high: 3 } });
+    expect(await driver.fetchParams({ wallet: made })).toMatchObject({ thresholds: { low: 1, med: 2, high: 3 } });
   });
 
   it('a payment (medium) is short with one signature and lands with two', async () => {
@@ -65,8 +65,8 @@ describe('a wallet with thresholds low 1 / medium 2 / high 3 and three weight-1 
     expect(all.assembled).toMatchObject({ ok: true, weight: 3, quorum: 2 });
     if (!all.assembled.ok) return;
     expect(signatures(all.assembled.blob)).toHaveLength(2);
-    expect(await driver.submit(CHAIN, all.assembled.blob)).toMatchObject({ status: 'submitted' });
-    expect(await driver.confirm(CHAIN, all.assembled.txHash, all.built)).toMatchObject({ status: 'confirmed' });
+    expect(await driver.submit({ chain: CHAIN, blob: all.assembled.blob })).toMatchObject({ status: 'submitted' });
+    expect(await driver.confirm({ chain: CHAIN, txHash: all.assembled.txHash, built: all.built })).toMatchObject({ status: 'confirmed' });
     expect(devnet.ledger.nativeBalance(dest.publicKey()) - before).toBe(25n);
   });
 
@@ -80,12 +80,12 @@ describe('a wallet with thresholds low 1 / medium 2 / high 3 and three weight-1 
     expect(r.assembled).toMatchObject({ ok: true, weight: 3, quorum: 2 });
     if (!r.assembled.ok) return;
     // Waiting for (and attaching) the high threshold's three would be refused by the ledger.
-    expect(await driver.submit(CHAIN, allAttached((r.built.payload as { tx_xdr: string }).tx_xdr, r.contributions))).toMatchObject({
+    expect(await driver.submit({ chain: CHAIN, blob: allAttached((r.built.payload as { tx_xdr: string }).tx_xdr, r.contributions) })).toMatchObject({
       status: 'rejected',
       code: 'tx_bad_auth_extra',
     });
     expect(signatures(r.assembled.blob)).toHaveLength(2);
-    expect(await driver.submit(CHAIN, r.assembled.blob)).toMatchObject({ status: 'submitted' });
+    expect(await driver.submit({ chain: CHAIN, blob: r.assembled.blob })).toMatchObject({ status: 'submitted' });
     expect(devnet.ledger.account(w.address)?.flags).toBe(ACCOUNT_FLAGS.auth_revocable);
   });
 
@@ -103,7 +103,7 @@ describe('a wallet with thresholds low 1 / medium 2 / high 3 and three weight-1 
     expect(r.built.payload).toMatchObject({ threshold: 'low', needed_weight: 1 });
     expect(r.assembled).toMatchObject({ ok: true, weight: 1, quorum: 1 });
     if (!r.assembled.ok) return;
-    expect(await driver.submit(CHAIN, r.assembled.blob)).toMatchObject({ status: 'submitted' });
+    expect(await driver.submit({ chain: CHAIN, blob: r.assembled.blob })).toMatchObject({ status: 'submitted' });
     expect(devnet.ledger.trustLine(holder.publicKey(), 'TIER', w.address)?.flags).toBe(1);
   });
 
@@ -120,8 +120,8 @@ describe('a wallet with thresholds low 1 / medium 2 / high 3 and three weight-1 
       for (const k of w.keys.slice(0, n)) tx.signatures.push(new xdr.DecoratedSignature({ hint: Buffer.from(k.publicKey.subarray(28)), signature: Buffer.from(await k.sign(tx.hash())) }));
       return tx.toEnvelope().toXDR('base64');
     };
-    expect(await driver.submit(CHAIN, await signWith(2))).toMatchObject({ status: 'rejected', code: 'tx_failed:op_bad_auth' });
-    expect(await driver.submit(CHAIN, await signWith(3))).toMatchObject({ status: 'submitted' });
+    expect(await driver.submit({ chain: CHAIN, blob: await signWith(2) })).toMatchObject({ status: 'rejected', code: 'tx_failed:op_bad_auth' });
+    expect(await driver.submit({ chain: CHAIN, blob: await signWith(3) })).toMatchObject({ status: 'submitted' });
     expect(devnet.ledger.account(w.address)!.signers.map((s) => s.key)).toContain(added);
   });
 
@@ -129,7 +129,7 @@ describe('a wallet with thresholds low 1 / medium 2 / high 3 and three weight-1 
     const w = await multisigWallet(devnet, { weights: [1, 1, 1], quorum: 2, low: 1, high: 3, flags: ACCOUNT_FLAGS.auth_required | ACCOUNT_FLAGS.auth_revocable });
     const holder = await plainAccount(devnet);
     await trust(devnet, holder, 'OLD', w.address);
-    const { thresholds: _dropped, ...params } = (await driver.fetchParams(w.wallet)) as Extract<ChainParams, { kind: 'stellar' }>;
+    const { thresholds: _dropped, ...params } = (await driver.fetchParams({ wallet: w.wallet })) as Extract<ChainParams, { kind: 'stellar' }>;
     const intent = normalizeIntent({ wallet: w.wallet.wallet, destination: holder.publicKey(), amount: '0', asset_symbol: 'OLD', asset_issuer: w.address, ...D, operation: { op: 'authorize_holder' } });
     const built = driver.buildPayload({ intent, wallet: w.wallet, params });
     expect(built.payload).toMatchObject({ threshold: 'low', needed_weight: 2 });
@@ -139,9 +139,9 @@ describe('a wallet with thresholds low 1 / medium 2 / high 3 and three weight-1 
     expect(withThresholds.payload).toMatchObject({ needed_weight: 1 });
     // A payload from before needed_weight existed: assemble falls back to the quorum.
     const { needed_weight: _n, ...legacy } = built.payload as Record<string, unknown>;
-    const c = await signer.signPayload(built, w.keys[0]!, (w.wallet.control as { signers: { address: string }[] }).signers[0]!.address);
-    expect(driver.assemble({ ...built, payload: legacy }, [c], w.wallet)).toMatchObject({ ok: false, reason: 'short_of_quorum', quorum: 2 });
-    expect(driver.assemble(withThresholds, [c], w.wallet)).toMatchObject({ ok: true, quorum: 1 });
+    const c = await signer.signPayload({ built, key: w.keys[0]!, signerAddress: (w.wallet.control as { signers: { address: string }[] }).signers[0]!.address });
+    expect(driver.assemble({ built: { ...built, payload: legacy }, contributions: [c], wallet: w.wallet })).toMatchObject({ ok: false, reason: 'short_of_quorum', quorum: 2 });
+    expect(driver.assemble({ built: withThresholds, contributions: [c], wallet: w.wallet })).toMatchObject({ ok: true, quorum: 1 });
   });
 });
 

@@ -11,18 +11,27 @@ import {
   ValidationError,
   defineChainDriver,
   type AddressCheck,
+  type AssembleInput,
   type Balance,
-  type BuildInput,
+  type BalancesInput,
+  type BuildPayloadInput,
   type BuiltPayload,
   type ChainDriver,
   type ChainParams,
   type ChainProtectFacts,
+  type ConfirmInput,
   type ConfirmResult,
   type ControlState,
+  type ControlStateInput,
+  type FeeInput,
   type FeeQuote,
-  type NormalizedIntent,
+  type FetchParamsInput,
+  type FetchProtectInputsInput,
   type PayloadFate,
+  type PayloadFateInput,
+  type SubmitInput,
   type SubmitResult,
+  type ValidateAddressInput,
   type WalletDescriptor,
 } from '@vault/sdk';
 import { classicAddressToXAddress, isValidClassicAddress, isValidXAddress, xAddressToClassicAddress } from 'ripple-address-codec';
@@ -74,13 +83,22 @@ export type XrplChainParams = Extract<ChainParams, { kind: 'xrpl' }>;
 
 export type XrplDriver = Omit<ChainDriver, 'fetchParams'> & {
   readonly family: 'xrpl';
-  fetchParams(wallet: WalletDescriptor): Promise<XrplChainParams>;
+  fetchParams(input: FetchParamsInput): Promise<XrplChainParams>;
   readonly paramsKind: 'xrpl';
-  /** Facts about an IOU or MPT issuer for counterfeit checks. */
-  issuerFacts(chain: string, issuer: string): Promise<XrplIssuerFacts>;
-  /** The chain's network id as the server reports it (null when it reports none). */
-  networkId(chain: string): Promise<number | null>;
-  payloadFate(chain: string, built: BuiltPayload): Promise<PayloadFate>;
+  /**
+   * Facts about an IOU or MPT issuer account for counterfeit checks, from validated ledgers.
+   *
+   * @example
+   * const { blackholed, requireAuth } = await driver.issuerFacts({ chain: 'xrpl:testnet', issuer: 'rIssuer…' })
+   */
+  issuerFacts(input: { chain: string; issuer: string }): Promise<XrplIssuerFacts>;
+  /**
+   * The chain's network id as the server reports it (null when it reports none).
+   *
+   * @example
+   * await driver.networkId({ chain: 'xrpl:testnet' }) // 1
+   */
+  networkId(input: { chain: string }): Promise<number | null>;
 };
 
 export interface XrplIssuerFacts {
@@ -117,7 +135,7 @@ const OPERATIONS = ['transfer', 'issue', 'authorize_holder', 'clawback', 'mpt_cr
  *
  * @example
  * const driver = createXrplDriver({ chains: { 'xrpl:testnet': { url: 'https://s.altnet.rippletest.net:51234', networkId: 1 } } })
- * const params = await driver.fetchParams(wallet)
+ * const params = await driver.fetchParams({ wallet })
  * const built = driver.buildPayload({ intent, wallet, params })
  */
 export function createXrplDriver(options: XrplDriverOptions): XrplDriver {
@@ -206,30 +224,25 @@ export function createXrplDriver(options: XrplDriverOptions): XrplDriver {
     paramsKind: 'xrpl',
     operations: OPERATIONS,
 
-    validateAddress(chain: string, address: string): AddressCheck {
+    validateAddress({ chain, address }: ValidateAddressInput): AddressCheck {
       if (!chains.includes(chain)) return { valid: false, reason: `${name} does not serve chain ${chain}` };
       if (typeof address !== 'string' || address === '') return { valid: false, reason: 'address is empty' };
-      if (isValidClassicAddress(address)) return { valid: true, normalized: address };
+      // A classic address names no network: it is valid on every XRPL network.
+      if (isValidClassicAddress(address)) return { valid: true, normalized: address, network: null };
       if (isValidXAddress(address)) {
         const x = xAddressToClassicAddress(address);
         if (x.test !== isTest(chain)) return { valid: false, reason: `X-address is for ${x.test ? 'the test networks' : 'mainnet'}, not ${chain}` };
         // The tag is part of where the funds go: an X-address that carries one stays an X-address
         // (re-encoded, so it has one spelling); without a tag it is just the classic address.
-        return { valid: true, normalized: x.tag === false ? x.classicAddress : classicAddressToXAddress(x.classicAddress, x.tag, x.test) };
+        // An X-address names its network by its test flag, and that flag matches `chain` here.
+        return { valid: true, normalized: x.tag === false ? x.classicAddress : classicAddressToXAddress(x.classicAddress, x.tag, x.test), network: chain };
       }
       if (/^r[1-9A-HJ-NP-Za-km-z]{24,34}$/.test(address)) return { valid: false, reason: 'not a valid classic address (bad checksum or length)' };
       if (/^[XT][1-9A-HJ-NP-Za-km-z]{46}$/.test(address)) return { valid: false, reason: 'not a valid X-address (bad checksum)' };
       return { valid: false, reason: 'not an XRPL address (classic r… or X-address)' };
     },
 
-    networkOf(chain: string, address: string): string | null {
-      if (!isValidXAddress(address)) return null;
-      const test = xAddressToClassicAddress(address).test;
-      if (chains.includes(chain) && isTest(chain) === test) return chain;
-      return chains.find((c) => isTest(c) === test) ?? null;
-    },
-
-    async fetchParams(wallet: WalletDescriptor): Promise<XrplChainParams> {
+    async fetchParams({ wallet }: FetchParamsInput): Promise<XrplChainParams> {
       const address = walletAddress(wallet);
       const c = config(wallet.chain);
       const [info, fee, networkId] = await Promise.all([
@@ -258,9 +271,15 @@ export function createXrplDriver(options: XrplDriverOptions): XrplDriver {
       };
     },
 
-    async fetchProtectInputs(intent: NormalizedIntent, wallet: WalletDescriptor): Promise<ChainProtectFacts> {
+    async fetchProtectInputs({ intent, wallet }: FetchProtectInputsInput): Promise<ChainProtectFacts> {
       walletAddress(wallet);
-      const facts: ChainProtectFacts = { evm_code: [], onchain_symbol: null, token_owner_burned: false };
+      // XRPL accounts hold no code: hasCode is null for every address.
+      const facts: ChainProtectFacts = {
+        destination: { address: intent.destination, hasCode: null, codeHash: null },
+        issuer: null,
+        assetSymbol: null,
+        issuerKeyBurned: false,
+      };
       if (intent.asset_issuer === undefined) return facts;
       // The on-chain code is reported even when asset_symbol disagrees with it: that is exactly
       // what the counterfeit_asset guard must see (buildPayload refuses the mismatch separately).
@@ -271,19 +290,20 @@ export function createXrplDriver(options: XrplDriverOptions): XrplDriver {
         return facts;
       }
       if (asset.kind === 'xrp') return facts;
-      const issuer = await driver.issuerFacts(wallet.chain, asset.issuer);
-      facts.token_owner_burned = issuer.blackholed;
+      const issuer = await driver.issuerFacts({ chain: wallet.chain, issuer: asset.issuer });
+      facts.issuer = { address: asset.issuer, hasCode: null, codeHash: null };
+      facts.issuerKeyBurned = issuer.blackholed;
       if (asset.kind === 'iou') {
-        facts.onchain_symbol = asset.name;
+        facts.assetSymbol = asset.name;
       } else {
         const r = await must(wallet.chain, 'ledger_entry', { mpt_issuance: asset.id, ledger_index: 'validated' }, ['entryNotFound', 'objectNotFound']);
         const node = (r?.['node'] ?? null) as Record<string, unknown> | null;
-        facts.onchain_symbol = node ? tickerOf(node['MPTokenMetadata']) : null;
+        facts.assetSymbol = node ? tickerOf(node['MPTokenMetadata']) : null;
       }
       return facts;
     },
 
-    buildPayload(input: BuildInput): BuiltPayload {
+    buildPayload(input: BuildPayloadInput): BuiltPayload {
       const c = config(input.wallet.chain);
       const { tx_json, summary } = buildTransaction(input, {
         maxFeeDrops: c.maxFeeDrops ?? DEFAULT_MAX_FEE_DROPS,
@@ -294,7 +314,7 @@ export function createXrplDriver(options: XrplDriverOptions): XrplDriver {
     },
 
     // The ledger takes the transaction's Fee field (base fee x (1 + signers)), success or not.
-    fee(built: BuiltPayload): FeeQuote {
+    fee({ built }: FeeInput): FeeQuote {
       const fee = payloadOf(built).tx_json['Fee'];
       if (typeof fee !== 'string' || !/^(0|[1-9][0-9]{0,17})$/.test(fee)) {
         throw new ValidationError('built', [{ path: 'payload.tx_json.Fee', message: 'Fee must be a decimal string of drops' }]);
@@ -303,12 +323,12 @@ export function createXrplDriver(options: XrplDriverOptions): XrplDriver {
     },
     defaultMaxFee: SIGNER_DEFAULT_MAX_FEE_DROPS,
 
-    assemble(built, contributions, wallet) {
+    assemble({ built, contributions, wallet }: AssembleInput) {
       config(wallet.chain);
       return assembleMultisig(built, contributions, wallet);
     },
 
-    async submit(chain: string, blob: string): Promise<SubmitResult> {
+    async submit({ chain, blob }: SubmitInput): Promise<SubmitResult> {
       let txHash = '';
       try {
         txHash = hashes.hashSignedTx(blob);
@@ -325,7 +345,7 @@ export function createXrplDriver(options: XrplDriverOptions): XrplDriver {
       return accepted ? { status: 'submitted', txHash: hash, code, message } : { status: 'rejected', txHash: hash, code, message, retriable };
     },
 
-    async confirm(chain: string, txHash: string, built: BuiltPayload): Promise<ConfirmResult> {
+    async confirm({ chain, txHash, built }: ConfirmInput): Promise<ConfirmResult> {
       const payload = payloadOf(built);
       const tx = payload.tx_json;
       const r = await call(chain, 'tx', { transaction: txHash, binary: false });
@@ -375,7 +395,7 @@ export function createXrplDriver(options: XrplDriverOptions): XrplDriver {
      * cannot show it (the sequence was consumed but its transaction is not in the history served,
      * a Ticket, an RPC error).
      */
-    async payloadFate(chain: string, built: BuiltPayload): Promise<PayloadFate> {
+    async payloadFate({ chain, built }: PayloadFateInput): Promise<PayloadFate> {
       config(chain);
       const payload = payloadOf(built);
       if (payload.chain !== chain) {
@@ -418,7 +438,7 @@ export function createXrplDriver(options: XrplDriverOptions): XrplDriver {
       return fateOfUsed(built.digest, used, sequence);
     },
 
-    async balances(wallet: WalletDescriptor): Promise<Balance[]> {
+    async balances({ wallet }: BalancesInput): Promise<Balance[]> {
       const address = walletAddress(wallet);
       const chain = wallet.chain;
       const decimalsBase = config(chain).iouDecimals ?? 6;
@@ -456,7 +476,7 @@ export function createXrplDriver(options: XrplDriverOptions): XrplDriver {
       return out;
     },
 
-    async controlState(wallet: WalletDescriptor): Promise<ControlState> {
+    async controlState({ wallet }: ControlStateInput): Promise<ControlState> {
       const address = walletAddress(wallet);
       const info = await accountInfo(wallet.chain, address, 'validated');
       if (!info) throw new NotFoundError('account', address, { data: { chain: wallet.chain } });
@@ -479,7 +499,7 @@ export function createXrplDriver(options: XrplDriverOptions): XrplDriver {
       };
     },
 
-    async issuerFacts(chain: string, issuer: string): Promise<XrplIssuerFacts> {
+    async issuerFacts({ chain, issuer }: { chain: string; issuer: string }): Promise<XrplIssuerFacts> {
       const info = await accountInfo(chain, issuer, 'validated');
       if (!info) {
         return { account: issuer, exists: false, blackholed: false, requireAuth: false, globalFreeze: false, noFreeze: false, clawbackEnabled: false, obligations: {} };
@@ -501,7 +521,7 @@ export function createXrplDriver(options: XrplDriverOptions): XrplDriver {
       };
     },
 
-    networkId: (chain: string) => reportedNetworkId(chain),
+    networkId: ({ chain }: { chain: string }) => reportedNetworkId(chain),
   };
   return defineChainDriver(driver);
 }
@@ -536,7 +556,7 @@ export async function confirmUntilFinal(
   const attempts = options.attempts ?? 60;
   let last: ConfirmResult = { status: 'pending', txHash };
   for (let i = 0; i < attempts; i++) {
-    last = await driver.confirm(chain, txHash, built);
+    last = await driver.confirm({ chain, txHash, built });
     if (last.status !== 'pending') return last;
     if (i < attempts - 1) await new Promise((r) => setTimeout(r, options.intervalMs ?? 1000));
   }

@@ -156,7 +156,7 @@ export function createXrplProvisioner(options: XrplProvisionerOptions): WalletPr
         let normalized: string | null = null;
         if (typeof address !== 'string') bad(`${at}.address`, 'must be an XRPL address');
         else if (served) {
-          const v = driver.validateAddress(chain as string, address);
+          const v = driver.validateAddress({ chain: chain as string, address });
           if (!v.valid) bad(`${at}.address`, v.reason);
           else if (isValidXAddress(address) && xAddressToClassicAddress(address).tag !== false) bad(`${at}.address`, 'a signer is an account: an X-address with a destination tag cannot be one');
           else normalized = v.normalized;
@@ -207,7 +207,7 @@ export function createXrplProvisioner(options: XrplProvisionerOptions): WalletPr
         if (existing.chain !== chain) bad('existing.chain', `is ${existing.chain}, not the requested chain ${String(chain)}`);
         if (existing.control.kind !== 'native_multisig') bad('existing.control.kind', 'XRPL wallets use native_multisig control');
         else if (served) {
-          const v = driver.validateAddress(chain as string, existing.control.address);
+          const v = driver.validateAddress({ chain: chain as string, address: existing.control.address });
           if (!v.valid || v.normalized !== existing.control.address || isValidXAddress(existing.control.address)) bad('existing.control.address', v.valid ? 'must be the classic address' : v.reason);
         }
       }
@@ -287,7 +287,7 @@ export function createXrplProvisioner(options: XrplProvisionerOptions): WalletPr
   /** Autofills, single-signs, submits and waits until validated; returns the hash. */
   const send = async (chain: string, stepName: string, account: string, keypair: Keypair, fields: TxJson): Promise<string> =>
     step(stepName, account, async () => {
-      const params = await driver.fetchParams(handle(chain, account));
+      const params = await driver.fetchParams({ wallet: handle(chain, account) });
       const maxFee = config(chain).maxFeeDrops ?? DEFAULT_MAX_FEE_DROPS;
       if (params.base_fee_drops > maxFee) failStep(stepName, 'fee_too_high', `the network asks ${params.base_fee_drops} drops, over maxFeeDrops ${maxFee}`, { account });
       const tx: TxJson = {
@@ -299,7 +299,7 @@ export function createXrplProvisioner(options: XrplProvisionerOptions): WalletPr
         ...(params.network_id !== null && params.network_id > LEGACY_NETWORK_ID_MAX ? { NetworkID: params.network_id } : {}),
       };
       const { blob, hash } = signSingle(tx, keypair);
-      const submitted = await driver.submit(chain, blob);
+      const submitted = await driver.submit({ chain, blob });
       if (submitted.status === 'rejected') failStep(stepName, submitted.code, submitted.message, { account, txHash: hash, retriable: submitted.retriable });
       const outcome = await confirmUntilFinal(driver, chain, hash, tracking(chain, tx), { attempts, intervalMs });
       if (outcome.status === 'failed') failStep(stepName, outcome.code, outcome.message, { account, txHash: hash });
@@ -394,7 +394,7 @@ export function createXrplProvisioner(options: XrplProvisionerOptions): WalletPr
     const wanted = describe(req, address);
     let state: ControlState;
     try {
-      state = await driver.controlState(wanted);
+      state = await driver.controlState({ wallet: wanted });
     } catch (e) {
       if (!(e instanceof NotFoundError)) throw e;
       throw new RefusedError(`provision: ${req.wallet} differs from the ledger: account ${address} is not in the validated ledger of ${req.chain}`, {
@@ -445,7 +445,7 @@ export function createXrplProvisioner(options: XrplProvisionerOptions): WalletPr
     transactions.push({ txHash: disable, what: 'disable_master: AccountSet asfDisableMaster' });
 
     const descriptor = describe(req, address);
-    const state = await step('verify', address, () => driver.controlState(descriptor));
+    const state = await step('verify', address, () => driver.controlState({ wallet: descriptor }));
     const diff = differences(descriptor, state);
     if (diff.length > 0) failStep('verify', 'control_mismatch', `${address}: ${diff.map((d) => d.message).join('; ')}`, { account: address, transactions });
     return { descriptor, changed: true, transactions };

@@ -21,20 +21,20 @@ const built = driver.buildPayload({
 describe('xrpl signer', () => {
   const signer = createXrplSigner({ chains: ['xrpl:local'] });
   it('signs what it rebuilt and refuses a mismatched digest, a wrong key or an unserved chain', async () => {
-    const c = await signer.signPayload(built, key, member);
+    const c = await signer.signPayload({ built, key, signerAddress: member });
     expect(c).toMatchObject({ signer_address: member, public_key: { curve: 'ed25519' }, signature: { encoding: 'xrpl-ed25519' } });
-    await expect(signer.signPayload({ ...built, digest: '00'.repeat(32) }, key, member)).rejects.toMatchObject({ reason: 'digest_mismatch' });
-    await expect(signer.signPayload(built, createSoftwareKey(new Uint8Array(32).fill(4)), member)).rejects.toMatchObject({ reason: 'key' });
-    await expect(signer.signPayload(built, key, member)).resolves.toBeTruthy();
+    await expect(signer.signPayload({ built: { ...built, digest: '00'.repeat(32) }, key, signerAddress: member })).rejects.toMatchObject({ reason: 'digest_mismatch' });
+    await expect(signer.signPayload({ built, key: createSoftwareKey(new Uint8Array(32).fill(4)), signerAddress: member })).rejects.toMatchObject({ reason: 'key' });
+    await expect(signer.signPayload({ built, key, signerAddress: member })).resolves.toBeTruthy();
     const other = createXrplSigner({ chains: ['xrpl:testnet'] });
-    await expect(other.signPayload(built, key, member)).rejects.toThrow(/does not serve/);
-    expect(() => other.deriveAddress('xrpl:local', key.publicKey, 'ed25519')).toThrow(/does not serve/);
+    await expect(other.signPayload({ built, key, signerAddress: member })).rejects.toThrow(/does not serve/);
+    expect(() => other.deriveAddress({ chain: 'xrpl:local', publicKey: key.publicKey, curve: 'ed25519' })).toThrow(/does not serve/);
   });
   it('refuses a key that returns a bad signature', async () => {
     const liar = { curve: 'ed25519' as const, publicKey: key.publicKey, sign: async () => new Uint8Array(64) };
-    await expect(signer.signPayload(built, liar, member)).rejects.toBeInstanceOf(SignerRefusedError);
+    await expect(signer.signPayload({ built, key: liar, signerAddress: member })).rejects.toBeInstanceOf(SignerRefusedError);
     const short = { curve: 'ed25519' as const, publicKey: key.publicKey, sign: async () => new Uint8Array(10) };
-    await expect(signer.signPayload(built, short, member)).rejects.toMatchObject({ reason: 'key' });
+    await expect(signer.signPayload({ built, key: short, signerAddress: member })).rejects.toMatchObject({ reason: 'key' });
   });
   it('rejects malformed public keys and encodes DER integers minimally', () => {
     expect(() => xrplAddressOf(new Uint8Array(31), 'ed25519')).toThrow(/32 bytes/);

@@ -10,11 +10,11 @@ import {
   SignerRefusedError,
   ValidationError,
   defineChainSigner,
-  type BuiltPayload,
   type ChainSigner,
   type Contribution,
   type Curve,
-  type SigningKey,
+  type DeriveAddressInput,
+  type SignPayloadInput,
 } from '@vault/sdk';
 import { deriveAddress } from 'ripple-keypairs';
 import { XRPL_DER_ENCODING, XRPL_ED25519_ENCODING } from './constants.js';
@@ -65,7 +65,7 @@ const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0
  *
  * @example
  * const signer = createXrplSigner()
- * const contribution = await signer.signPayload(built, key, 'rMember…')
+ * const contribution = await signer.signPayload({ built, key, signerAddress: 'rMember…' })
  */
 export function createXrplSigner(options: XrplSignerOptions = {}): XrplSigner {
   const chains: readonly string[] = Object.freeze([...(options.chains ?? ['xrpl:testnet', 'xrpl:devnet', 'xrpl:mainnet', 'xrpl:local'])]);
@@ -77,11 +77,11 @@ export function createXrplSigner(options: XrplSignerOptions = {}): XrplSigner {
     name,
     family: 'xrpl',
     chains,
-    deriveAddress(chain: string, publicKey: Uint8Array, curve: Curve): string {
+    deriveAddress({ chain, publicKey, curve }: DeriveAddressInput): string {
       served(chain);
       return xrplAddressOf(publicKey, curve);
     },
-    async signPayload(built: BuiltPayload, key: SigningKey, signerAddress: string): Promise<Contribution> {
+    async signPayload({ built, key, signerAddress }: SignPayloadInput): Promise<Contribution> {
       let payload;
       try {
         // Signs only what the payload itself hashes to, never a digest it is merely handed.

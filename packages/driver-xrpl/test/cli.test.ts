@@ -36,7 +36,7 @@ describe('vault-xrpl-devnet CLI', () => {
     const { url, output } = await start(['--port', '0', '--network-id', '21337', '--close-ms', '0']);
     expect(output()).toMatch(/faucet: POST http:\/\/127\.0\.0\.1:\d+\/accounts/);
     const driver = createXrplDriver({ chains: { 'xrpl:local': { url, networkId: 21337 } } });
-    expect(await driver.networkId('xrpl:local')).toBe(21337);
+    expect(await driver.networkId({ chain: 'xrpl:local' })).toBe(21337);
     const res = await fetch(new URL('accounts', url), { method: 'POST', body: '{}' });
     const body = (await res.json()) as { account: { classicAddress: string }; seed: string; amount: number };
     expect(res.status).toBe(200);

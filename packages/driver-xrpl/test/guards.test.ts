@@ -4,7 +4,7 @@
  * counterfeit, and issuing through a blackholed issuer is a burned key.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addressFacts, normalizeIntent, runGuards, type IntentRequest, type ProtectInputs } from '@vault/sdk';
+import { addressFacts, normalizeIntent, protectChainFacts, runGuards, type IntentRequest, type ProtectInputs } from '@vault/sdk';
 import { classicAddressToXAddress } from 'ripple-address-codec';
 import { Wallet } from 'xrpl';
 import { startXrplDevnet, type XrplDevnet } from '../src/devnet/index.js';
@@ -24,8 +24,8 @@ const protectBase = { known_destinations: [], burned: [], compliance_cleared: tr
 async function guards(request: Omit<IntentRequest, 'wallet'>) {
   const { wallet } = genesisWallet(devnet, { chain: 'xrpl:testnet', curves: ['ed25519', 'ed25519'], quorum: 2 });
   const intent = normalizeIntent({ wallet: wallet.wallet, ...request });
-  const facts = await driver.fetchProtectInputs(intent, wallet);
-  const protect: ProtectInputs = { ...protectBase, ...facts };
+  const facts = await driver.fetchProtectInputs({ intent, wallet });
+  const protect: ProtectInputs = { ...protectBase, ...protectChainFacts(facts) };
   return runGuards({ intent, wallet, protect, destination: addressFacts(driver, wallet.chain, intent.destination) });
 }
 
@@ -51,7 +51,7 @@ describe('guards over XRPL facts', () => {
     expect((await submitSingle(devnet, issuer, { TransactionType: 'SetRegularKey', RegularKey: 'rrrrrrrrrrrrrrrrrrrrBZbvji' }))['engine_result']).toBe('tesSUCCESS');
     expect((await submitSingle(devnet, issuer, { TransactionType: 'AccountSet', SetFlag: 4 }))['engine_result']).toBe('tesSUCCESS');
     devnet.closeLedger();
-    expect(await driver.issuerFacts('xrpl:testnet', issuer.classicAddress)).toMatchObject({ exists: true, blackholed: true });
+    expect(await driver.issuerFacts({ chain: 'xrpl:testnet', issuer: issuer.classicAddress })).toMatchObject({ exists: true, blackholed: true });
     const report = await guards({ destination: devnet.faucet().address, amount: '5', asset_issuer: `${issuer.classicAddress}.EUR`, operation: { op: 'issue' } });
     expect(report.findings).toContainEqual(expect.objectContaining({ guard: 'burned_key', severity: 'block' }));
   });

@@ -167,15 +167,15 @@ export async function runIntent(
   request: Omit<IntentRequest, 'wallet'>,
 ): Promise<{ confirm: ConfirmResult; submit: Awaited<ReturnType<ChainDriver['submit']>>; txHash: string; tx: Record<string, unknown> }> {
   if (wallet.control.kind !== 'native_multisig') throw new Error('native only');
-  const params = await driver.fetchParams(wallet);
+  const params = await driver.fetchParams({ wallet });
   const built = driver.buildPayload({ intent: normalizeIntent({ wallet: wallet.wallet, ...request }), wallet, params });
   const control = wallet.control;
-  const contributions = await Promise.all(quorumIndexes(wallet).map((i) => signer.signPayload(built, keys[i] as SigningKey, control.signers[i]?.address ?? '')));
-  const assembled = driver.assemble(built, contributions, wallet);
+  const contributions = await Promise.all(quorumIndexes(wallet).map((i) => signer.signPayload({ built, key: keys[i] as SigningKey, signerAddress: control.signers[i]?.address ?? '' })));
+  const assembled = driver.assemble({ built, contributions, wallet });
   if (!assembled.ok) throw new Error(`short of quorum: ${JSON.stringify(assembled)}`);
-  const submit = await driver.submit(wallet.chain, assembled.blob);
+  const submit = await driver.submit({ chain: wallet.chain, blob: assembled.blob });
   devnet.closeLedger();
-  const confirm = await driver.confirm(wallet.chain, assembled.txHash, built);
+  const confirm = await driver.confirm({ chain: wallet.chain, txHash: assembled.txHash, built });
   return { confirm, submit, txHash: assembled.txHash, tx: (built.payload as { tx_json: Record<string, unknown> }).tx_json };
 }
 

@@ -216,13 +216,13 @@ describe('ripple-lib 0.17.9 fixtures: the driver over JSON-RPC replaying recorde
   const account = 'r9cZA1mLK5R5Am25ArfXFmqgNwjZgnfk59';
 
   it('server_info of rippled 0.24 has no network_id: networkId is null', async () => {
-    expect(await driver.networkId('xrpl:mainnet')).toBeNull();
+    expect(await driver.networkId({ chain: 'xrpl:mainnet' })).toBeNull();
   });
 
   it('account_info (v1: signer_lists inside account_data) gives the control state', async () => {
     accountInfo = 'rippled/account-info.json';
     const recorded = resultOf(accountInfo)['account_data'];
-    const state = await driver.controlState(walletOf(account, [], 1));
+    const state = await driver.controlState({ wallet: walletOf(account, [], 1) });
     expect(state).toMatchObject({
       address: account,
       quorum: recorded['signer_lists'][0]['SignerQuorum'],
@@ -232,38 +232,38 @@ describe('ripple-lib 0.17.9 fixtures: the driver over JSON-RPC replaying recorde
     expect(state.members).toEqual(recorded['signer_lists'][0]['SignerEntries'].map((e: Json) => ({ address: e['SignerEntry']['Account'], weight: e['SignerEntry']['SignerWeight'] })));
     // A reply that does not say it is from a validated ledger is not proof of a payload's fate.
     const built = builtOf({ TransactionType: 'AccountSet', Account: account, Fee: '12', Sequence: 23, LastLedgerSequence: 9592230 }, 'xrpl:mainnet');
-    await expect(driver.payloadFate('xrpl:mainnet', built)).rejects.toThrow(/not a validated ledger answer/);
+    await expect(driver.payloadFate({ chain: 'xrpl:mainnet', built })).rejects.toThrow(/not a validated ledger answer/);
   });
 
   it('gateway_balances obligations and account_info flags give the issuer facts; actNotFound means no issuer', async () => {
     accountInfo = 'rippled/account-info.json';
-    const facts = await driver.issuerFacts('xrpl:mainnet', account);
+    const facts = await driver.issuerFacts({ chain: 'xrpl:mainnet', issuer: account });
     expect(facts).toMatchObject({ exists: true, blackholed: false, requireAuth: false, globalFreeze: false, obligations: resultOf('rippled/gateway-balances.json')['obligations'] });
     accountInfo = 'rippled/account-info-not-found.json';
-    expect(await driver.issuerFacts('xrpl:mainnet', 'rajTAg3hon5Lcu1RxQQPxTgHvqfhc1EaUS')).toMatchObject({ exists: false });
-    await expect(driver.controlState(walletOf('rajTAg3hon5Lcu1RxQQPxTgHvqfhc1EaUS', [], 1))).rejects.toThrow(/account/);
+    expect(await driver.issuerFacts({ chain: 'xrpl:mainnet', issuer: 'rajTAg3hon5Lcu1RxQQPxTgHvqfhc1EaUS' })).toMatchObject({ exists: false });
+    await expect(driver.controlState({ wallet: walletOf('rajTAg3hon5Lcu1RxQQPxTgHvqfhc1EaUS', [], 1) })).rejects.toThrow(/account/);
     accountInfo = 'rippled/account-info.json';
   });
 
   it('submit: the recorded tesSUCCESS is submitted with the blob hash; temBAD_FEE is rejected for good', async () => {
     const blob = resultOf('rippled/submit.json')['tx_blob'] as string;
     submit = 'rippled/submit.json';
-    const ok = await driver.submit('xrpl:mainnet', blob);
+    const ok = await driver.submit({ chain: 'xrpl:mainnet', blob });
     expect(ok).toMatchObject({ status: 'submitted', code: 'tesSUCCESS' });
     expect(ok.txHash).toMatch(/^[0-9A-F]{64}$/);
     submit = 'rippled/submit-failed.json';
-    expect(await driver.submit('xrpl:mainnet', blob)).toMatchObject({ status: 'rejected', code: 'temBAD_FEE', retriable: false, txHash: ok.txHash });
+    expect(await driver.submit({ chain: 'xrpl:mainnet', blob })).toMatchObject({ status: 'rejected', code: 'temBAD_FEE', retriable: false, txHash: ok.txHash });
   });
 
   it('confirm reads recorded tx replies: tesSUCCESS confirmed, tec failed and dead, not validated pending', async () => {
     txReply = 'rippled/tx/trust-set.json';
     const trust = resultOf(txReply);
-    expect(await driver.confirm('xrpl:mainnet', trust['hash'], builtOf(trust))).toMatchObject({ status: 'confirmed', code: 'tesSUCCESS', ledger: 14640523 });
+    expect(await driver.confirm({ chain: 'xrpl:mainnet', txHash: trust['hash'], built: builtOf(trust) })).toMatchObject({ status: 'confirmed', code: 'tesSUCCESS', ledger: 14640523 });
     txReply = 'rippled/tx/offer-create-sell.json';
     const sell = resultOf(txReply);
-    expect(await driver.confirm('xrpl:mainnet', sell['hash'], builtOf(sell))).toMatchObject({ status: 'failed', code: 'tecUNFUNDED_OFFER', dead: true });
+    expect(await driver.confirm({ chain: 'xrpl:mainnet', txHash: sell['hash'], built: builtOf(sell) })).toMatchObject({ status: 'failed', code: 'tecUNFUNDED_OFFER', dead: true });
     txReply = 'rippled/tx/not-validated.json';
     const pending = resultOf(txReply);
-    expect(await driver.confirm('xrpl:mainnet', pending['hash'], builtOf(pending))).toMatchObject({ status: 'pending' });
+    expect(await driver.confirm({ chain: 'xrpl:mainnet', txHash: pending['hash'], built: builtOf(pending) })).toMatchObject({ status: 'pending' });
   });
 });

@@ -128,21 +128,21 @@ describe.skipIf(!available)('recorded xrpl.js fixtures', () => {
         },
       },
     });
-    const submit = await driver.submit('xrpl:testnet', fixture('xrpljs-submit.json')['result'].tx_blob);
+    const submit = await driver.submit({ chain: 'xrpl:testnet', blob: fixture('xrpljs-submit.json')['result'].tx_blob });
     expect(submit).toEqual({ status: 'submitted', txHash: '4D5D90890F8D49519E4151938601EF3D0B30B16CD6A519D9C99102C9FA77F7E0', code: 'tesSUCCESS', message: 'The transaction was applied. Only final in a validated ledger.' });
     const wallet: WalletDescriptor = {
       wallet: 'recorded',
       chain: 'xrpl:testnet',
       control: { kind: 'native_multisig', address: 'r9cZA1mLK5R5Am25ArfXFmqgNwjZgnfk59', signers: [{ address: 'rpHit3GvUR1VSGh2PXcaaZKEEUnCVxWU2i', curve: 'ed25519', weight: 1, label: 'a' }], quorum: 1 },
     };
-    const state = await driver.controlState(wallet);
+    const state = await driver.controlState({ wallet });
     expect(state).toMatchObject({ address: 'r9cZA1mLK5R5Am25ArfXFmqgNwjZgnfk59', quorum: 3, masterKeyEnabled: true });
     expect(state.members).toEqual([
       { address: 'rpHit3GvUR1VSGh2PXcaaZKEEUnCVxWU2i', weight: 1 },
       { address: 'rN4oCm1c6BQz6nru83H52FBSpNbC9VQcRc', weight: 1 },
       { address: 'rJ8KhCi67VgbapiKCQN3r1ZA6BMUxUvvnD', weight: 1 },
     ]);
-    expect(await driver.networkId('xrpl:testnet')).toBe(1);
+    expect(await driver.networkId({ chain: 'xrpl:testnet' })).toBe(1);
   });
 
 });

@@ -4,7 +4,7 @@
  * state rather than through the driver.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RefusedError, ValidationError, normalizeIntent, type SigningKey, type WalletDescriptor } from '@vault/sdk';
+import { RefusedError, ValidationError, normalizeIntent, protectChainFacts, type SigningKey, type WalletDescriptor } from '@vault/sdk';
 import { Wallet } from 'xrpl';
 import { ACCOUNT_ROOT_FLAGS, ACCOUNT_SET_FLAGS } from '../src/constants.js';
 import { startXrplDevnet, type XrplDevnet } from '../src/devnet/index.js';
@@ -55,7 +55,7 @@ describe('setup through real transactions', () => {
     const acct = devnet.ledger.account(address);
     expect(acct?.flags ?? 0).toSatisfy((f: number) => (f & ACCOUNT_ROOT_FLAGS.lsfDisableMaster) !== 0);
     expect(acct?.signerList?.quorum).toBe(3);
-    const state = await driver.controlState(wallet);
+    const state = await driver.controlState({ wallet });
     expect(state.masterKeyEnabled).toBe(false);
     expect(state.quorum).toBe(3);
     // The master key can no longer sign.
@@ -106,10 +106,16 @@ describe('transfer', () => {
     expect(tx['Amount']).toEqual({ currency: 'USD', issuer: issuer.classicAddress, value: '12.34' });
     expect(devnet.ledger.trustLine(holder.classicAddress, issuer.classicAddress, 'USD')?.balance).toBe(1234n * 10n ** 28n);
     expect(devnet.ledger.trustLine(address, issuer.classicAddress, 'USD')?.balance).toBe(8766n * 10n ** 28n);
-    const balances = await driver.balances(wallet);
+    const balances = await driver.balances({ wallet });
     expect(balances.find((b) => b.asset === `${issuer.classicAddress}.USD`)).toMatchObject({ symbol: 'USD', amount: '87660000', decimals: 6 });
-    const facts = await driver.fetchProtectInputs(normalizeIntent({ wallet: wallet.wallet, destination: holder.classicAddress, amount: '1', asset_issuer: `${issuer.classicAddress}.USD` }), wallet);
-    expect(facts).toEqual({ evm_code: [], onchain_symbol: 'USD', token_owner_burned: false });
+    const facts = await driver.fetchProtectInputs({ intent: normalizeIntent({ wallet: wallet.wallet, destination: holder.classicAddress, amount: '1', asset_issuer: `${issuer.classicAddress}.USD` }), wallet });
+    expect(facts).toEqual({
+      destination: { address: holder.classicAddress, hasCode: null, codeHash: null },
+      issuer: { address: issuer.classicAddress, hasCode: null, codeHash: null },
+      assetSymbol: 'USD',
+      issuerKeyBurned: false,
+    });
+    expect(protectChainFacts(facts)).toEqual({ evm_code: [], onchain_symbol: 'USD', token_owner_burned: false });
   });
 
   it('an IOU with a 40-hex code built from a long name', async () => {
@@ -126,7 +132,7 @@ describe('API v1 end to end', () => {
   it('a driver asking for API v1 parses account_info (signer_lists in account_data) and tx (fields at the root)', async () => {
     const v1 = createXrplDriver({ chains: { [CHAIN]: { url: devnet.url, networkId: 21337, apiVersion: 1 } } });
     const { wallet, keys } = await multisigWallet();
-    const state = await v1.controlState(wallet);
+    const state = await v1.controlState({ wallet });
     expect(state.quorum).toBe(3);
     expect(state.members).toHaveLength(3);
     const dest = fundedWallet(devnet);
@@ -172,7 +178,7 @@ describe('issuer operations on IOUs', () => {
     expect(claw.tx['Amount']).toEqual({ currency: 'EUR', issuer: holder.classicAddress, value: '40' });
     expect(devnet.ledger.trustLine(holder.classicAddress, address, 'EUR')?.balance).toBe(60n * 10n ** 30n);
 
-    const facts = await driver.issuerFacts(CHAIN, address);
+    const facts = await driver.issuerFacts({ chain: CHAIN, issuer: address });
     expect(facts).toMatchObject({ exists: true, requireAuth: true, clawbackEnabled: true, blackholed: false, obligations: { EUR: '60' } });
     expect(() =>
       driver.buildPayload({
@@ -234,9 +240,9 @@ describe('MPT operations', () => {
     expect(revoke.tx['Flags']).toBe(1);
     expect(devnet.ledger.mpToken(id, holder.classicAddress)?.authorized).toBe(false);
 
-    const facts = await driver.fetchProtectInputs(normalizeIntent({ wallet: wallet.wallet, destination: holder.classicAddress, amount: '1', ...asset }), wallet);
-    expect(facts.onchain_symbol).toBe('TBILL');
-    const other2 = await driver.balances({ ...wallet, control: { ...wallet.control, address: other.classicAddress } as never });
+    const facts = await driver.fetchProtectInputs({ intent: normalizeIntent({ wallet: wallet.wallet, destination: holder.classicAddress, amount: '1', ...asset }), wallet });
+    expect(facts.assetSymbol).toBe('TBILL');
+    const other2 = await driver.balances({ wallet: { ...wallet, control: { ...wallet.control, address: other.classicAddress } as never } });
     expect(other2.find((b) => b.asset === id)).toMatchObject({ amount: '0', decimals: 2, symbol: 'TBILL' });
   });
 });
@@ -293,7 +299,7 @@ describe('refusals', () => {
   });
   it('unknown chains are refused', async () => {
     expect(() => driver.buildPayload({ intent: normalizeIntent({ wallet: 'w', destination: 'rHb9CJAWyB4rj91VRWn96DkukG4bwdtyTh', amount: '10' }), wallet: { ...wallet, chain: 'xrpl:mainnet' }, params })).toThrow(/does not serve/);
-    expect(driver.validateAddress('xrpl:mainnet', 'rHb9CJAWyB4rj91VRWn96DkukG4bwdtyTh').valid).toBe(false);
+    expect(driver.validateAddress({ chain: 'xrpl:mainnet', address: 'rHb9CJAWyB4rj91VRWn96DkukG4bwdtyTh' }).valid).toBe(false);
     void Wallet;
   });
 });

@@ -28,20 +28,20 @@ describe('plugin entry', () => {
     expect(signer.name).toBe('xrpl-local/signer');
     const { wallet, keys } = genesisWallet(devnet, { chain: 'xrpl:local', curves: ['ed25519', 'secp256k1', 'ed25519'], quorum: 2 });
     if (wallet.control.kind !== 'native_multisig') throw new Error('native');
-    const params = await driver.fetchParams(wallet);
+    const params = await driver.fetchParams({ wallet });
     expect(params).toMatchObject({ kind: 'xrpl', last_ledger_sequence: devnet.ledger.currentLedgerIndex + 30 });
     const dest = 'rHb9CJAWyB4rj91VRWn96DkukG4bwdtyTh';
     const before = devnet.ledger.xrpBalance(dest);
     const built = driver.buildPayload({ intent: normalizeIntent({ wallet: wallet.wallet, destination: dest, amount: '2500000' }), wallet, params });
     const members = wallet.control.signers;
-    const contributions = await Promise.all([0, 1].map((i) => signer.signPayload(built, keys[i] as SigningKey, members[i]?.address ?? '')));
-    const assembled = driver.assemble(built, contributions, wallet);
+    const contributions = await Promise.all([0, 1].map((i) => signer.signPayload({ built, key: keys[i] as SigningKey, signerAddress: members[i]?.address ?? '' })));
+    const assembled = driver.assemble({ built, contributions, wallet });
     if (!assembled.ok) throw new Error('short of quorum');
-    expect(await driver.submit('xrpl:local', assembled.blob)).toMatchObject({ status: 'submitted', code: 'tesSUCCESS' });
+    expect(await driver.submit({ chain: 'xrpl:local', blob: assembled.blob })).toMatchObject({ status: 'submitted', code: 'tesSUCCESS' });
     devnet.closeLedger();
-    expect(await driver.confirm('xrpl:local', assembled.txHash, built)).toMatchObject({ status: 'confirmed', code: 'tesSUCCESS' });
+    expect(await driver.confirm({ chain: 'xrpl:local', txHash: assembled.txHash, built })).toMatchObject({ status: 'confirmed', code: 'tesSUCCESS' });
     expect(devnet.ledger.xrpBalance(dest) - before).toBe(2_500_000n);
-    expect(await driver.payloadFate?.('xrpl:local', built)).toMatchObject({ fate: 'applied' });
+    expect(await driver.payloadFate?.({ chain: 'xrpl:local', built })).toMatchObject({ fate: 'applied' });
   });
 
   it('the public networks get their network id; a contradicting one is refused', () => {

@@ -100,7 +100,7 @@ describe('provision through the faucet: a 2-of-3 with mixed curves', () => {
   });
 
   it("the driver's controlState reproduces the descriptor exactly (reconcile is clean)", async () => {
-    const state = await driver.controlState(descriptor);
+    const state = await driver.controlState({ wallet: descriptor });
     expect(state.masterKeyEnabled).toBe(false);
     expect(compareControl(descriptor, state)).toMatchObject({ clean: true, drift: [] });
   });
@@ -182,7 +182,7 @@ describe('provision funded by a key in an environment variable', () => {
     const fee = BigInt(devnet.ledger.baseFee);
     expect(devnet.ledger.xrpBalance(funder.classicAddress)).toBe(fundBefore - 25_000_000n - fee);
     expect(devnet.ledger.xrpBalance(address(result.descriptor))).toBe(25_000_000n - 2n * fee);
-    expect(compareControl(result.descriptor, await driver.controlState(result.descriptor)).clean).toBe(true);
+    expect(compareControl(result.descriptor, await driver.controlState({ wallet: result.descriptor })).clean).toBe(true);
     const again = await provisioner.provision(request({ wallet: 'ops', members: m.members, quorum: 3, funding: { kind: 'key_env', env: 'UNSET_ON_RERUN' }, existing: result.descriptor }));
     expect(again.changed).toBe(false);
   });
@@ -309,7 +309,7 @@ describe('plugin entry', () => {
       const result = await p.provision(request({ wallet: 'plugin', members: m.members, funding: { kind: 'key_env', env: FUNDER_ENV } }));
       expect(result.changed).toBe(true);
       const d = await plugin.createDriver(options);
-      expect(compareControl(result.descriptor, await d.controlState(result.descriptor)).clean).toBe(true);
+      expect(compareControl(result.descriptor, await d.controlState({ wallet: result.descriptor })).clean).toBe(true);
     } finally {
       delete process.env[FUNDER_ENV];
     }

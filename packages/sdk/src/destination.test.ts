@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { normalizeDestination } from './destination.js';
 import { intentId, normalizeIntent } from './digest.js';
-import type { AddressCheck } from './driver/types.js';
+import type { AddressCheck, ValidateAddressInput } from './driver/types.js';
 import { ValidationError } from './errors.js';
 import { createMemoryDriver } from './testing/memory-driver.js';
 import { MemoryLedger } from './testing/memory-ledger.js';
@@ -17,11 +17,10 @@ const DEST = `mem1${'ab'.repeat(20)}`;
  * addresses in either case and writes them in lowercase.
  */
 const caseless = {
-  validateAddress(chain: string, address: string): AddressCheck {
+  validateAddress({ chain, address }: ValidateAddressInput): AddressCheck {
     const lower = /^mem1[0-9a-fA-F]{40}$/.test(address) ? `mem1${address.slice(4).toLowerCase()}` : address;
-    return memory.validateAddress(chain, lower);
+    return memory.validateAddress({ chain, address: lower });
   },
-  networkOf: () => null,
 };
 
 /**
@@ -31,8 +30,10 @@ const caseless = {
 const FARAWAY = 'memory:faraway';
 const FOREIGN = `mem1f${'cd'.repeat(19)}c`;
 const tagged = {
-  validateAddress: (chain: string, address: string): AddressCheck => memory.validateAddress(chain, address),
-  networkOf: (_chain: string, address: string): string | null => (address.startsWith('mem1f') ? FARAWAY : null),
+  validateAddress: ({ chain, address }: ValidateAddressInput): AddressCheck => {
+    const check = memory.validateAddress({ chain, address });
+    return check.valid ? { ...check, network: address.startsWith('mem1f') ? FARAWAY : null } : check;
+  },
 };
 
 const intent = (destination: string, extra: Record<string, unknown> = {}) => normalizeIntent({ wallet: 'w', destination, amount: '1', ...extra });
@@ -63,7 +64,7 @@ describe('normalizeDestination', () => {
   );
 
   it('attack: an address of another network by its own encoding (an X-address of mainnet on a testnet wallet) is refused at creation, naming destination and both networks', () => {
-    expect(tagged.validateAddress(CHAIN, FOREIGN).valid).toBe(true); // well-formed: only its network is wrong
+    expect(tagged.validateAddress({ chain: CHAIN, address: FOREIGN }).valid).toBe(true); // well-formed: only its network is wrong
     const e = refusal(() => normalizeDestination(intent(FOREIGN), tagged, CHAIN));
     expect(e.path).toBe('destination');
     expect(e.issues[0]?.message).toBe(`${FOREIGN} belongs to ${FARAWAY}, but the wallet is on ${CHAIN}`);

@@ -20,11 +20,11 @@ import type { NormalizedIntent } from './schemas/intent.js';
  *
  * Throws a ValidationError naming `destination` when it is not an address of `chain`: malformed
  * for the chain (an EVM address on an XRPL wallet), or well-formed but of another network by its
- * own encoding (`networkOf`: an XRPL X-address of mainnet on a testnet wallet). These are the
+ * own encoding (the valid result's `network`: an XRPL X-address of mainnet on a testnet wallet). These are the
  * ledger-free parts of the network_separation guard, refused at creation with the reason instead
  * of an intent that only execute blocks. The same for an `asset_issuer` that is an address of the
  * chain's family but of another network. Returns the same object when nothing changes (the common
- * case costs two driver calls), else a new normalised intent.
+ * case costs one driver call), else a new normalised intent.
  *
  * @example
  * const intent = normalizeDestination(normalizeIntent(body), driver, wallet.chain)
@@ -32,20 +32,20 @@ import type { NormalizedIntent } from './schemas/intent.js';
  */
 export function normalizeDestination(
   intent: NormalizedIntent,
-  driver: Pick<ChainDriver, 'validateAddress' | 'networkOf'>,
+  driver: Pick<ChainDriver, 'validateAddress'>,
   chain: string,
 ): NormalizedIntent {
   const n = normalizeIntent(intent);
-  const dest = driver.validateAddress(chain, n.destination);
+  const dest = driver.validateAddress({ chain, address: n.destination });
   if (!dest.valid) {
     throw new ValidationError('intent', [{ path: 'destination', message: `not an address on ${chain}: ${dest.reason}` }]);
   }
-  refuseForeignNetwork(driver, chain, n.destination, 'destination');
+  refuseForeignNetwork(dest.network, chain, n.destination, 'destination');
   let issuer = n.asset_issuer;
   if (issuer !== undefined) {
-    const check = driver.validateAddress(chain, issuer);
+    const check = driver.validateAddress({ chain, address: issuer });
     if (check.valid) {
-      refuseForeignNetwork(driver, chain, issuer, 'asset_issuer');
+      refuseForeignNetwork(check.network, chain, issuer, 'asset_issuer');
       issuer = check.normalized;
     }
   }
@@ -56,8 +56,7 @@ export function normalizeDestination(
 }
 
 /** An address whose own encoding names another network than `chain` (same wording as the guard). */
-function refuseForeignNetwork(driver: Pick<ChainDriver, 'networkOf'>, chain: string, address: string, path: string): void {
-  const network = driver.networkOf(chain, address);
+function refuseForeignNetwork(network: string | null, chain: string, address: string, path: string): void {
   if (network !== null && network !== chain) {
     throw new ValidationError('intent', [{ path, message: `${address} belongs to ${network}, but the wallet is on ${chain}` }]);
   }

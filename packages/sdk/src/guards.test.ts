@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { normalizeIntent } from './digest.js';
-import type { AddressCheck } from './driver/types.js';
+import type { AddressCheck, ChainProtectFacts, ValidateAddressInput } from './driver/types.js';
 import {
   addressFacts,
   addressPoisoning,
@@ -9,6 +9,7 @@ import {
   counterfeitAsset,
   GUARD_FUNCTIONS,
   networkSeparation,
+  protectChainFacts,
   runGuards,
   runIntentGuards,
   type AddressFacts,
@@ -608,56 +609,38 @@ describe('runGuards', () => {
 });
 
 describe('addressFacts', () => {
-  function stubDriver(check: (chain: string, address: string) => AddressCheck, network: (chain: string, address: string) => string | null) {
+  function stubDriver(check: (chain: string, address: string) => AddressCheck) {
     const calls: string[] = [];
     return {
       calls,
       driver: {
-        validateAddress: (chain: string, address: string) => {
+        validateAddress: ({ chain, address }: ValidateAddressInput) => {
           calls.push(`validate ${chain} ${address}`);
           return check(chain, address);
-        },
-        networkOf: (chain: string, address: string) => {
-          calls.push(`network ${chain} ${address}`);
-          return network(chain, address);
         },
       },
     };
   }
 
-  it('a valid address carries the network the driver reads from it', () => {
-    const { driver, calls } = stubDriver(
-      (_c, a) => ({ valid: true, normalized: a }),
-      (_c, a) => (a.startsWith('T') ? 'xrpl:testnet' : null),
-    );
+  it('a valid address carries the network the driver read from it, in one call', () => {
+    const { driver, calls } = stubDriver((_c, a) => ({ valid: true, normalized: a, network: a.startsWith('T') ? 'xrpl:testnet' : null }));
     expect(addressFacts(driver, 'xrpl:mainnet', 'TVd2rqMkYL2AyS97NdELcpeiprNBjwLZzuUG5rZnaewsahi')).toEqual({
       address: 'TVd2rqMkYL2AyS97NdELcpeiprNBjwLZzuUG5rZnaewsahi',
       valid: true,
       network: 'xrpl:testnet',
     });
     expect(addressFacts(driver, 'xrpl:mainnet', XRPL_DEST)).toEqual({ address: XRPL_DEST, valid: true, network: null });
-    expect(calls).toEqual([
-      'validate xrpl:mainnet TVd2rqMkYL2AyS97NdELcpeiprNBjwLZzuUG5rZnaewsahi',
-      'network xrpl:mainnet TVd2rqMkYL2AyS97NdELcpeiprNBjwLZzuUG5rZnaewsahi',
-      `validate xrpl:mainnet ${XRPL_DEST}`,
-      `network xrpl:mainnet ${XRPL_DEST}`,
-    ]);
+    expect(calls).toEqual([`validate xrpl:mainnet TVd2rqMkYL2AyS97NdELcpeiprNBjwLZzuUG5rZnaewsahi`, `validate xrpl:mainnet ${XRPL_DEST}`]);
   });
 
-  it('an invalid address carries the reason, no network, and the driver is not asked for one', () => {
-    const { driver, calls } = stubDriver(
-      () => ({ valid: false, reason: 'bad checksum' }),
-      () => 'xrpl:testnet',
-    );
+  it('an invalid address carries the reason and no network', () => {
+    const { driver, calls } = stubDriver(() => ({ valid: false, reason: 'bad checksum' }));
     expect(addressFacts(driver, XRPL, 'rBroken')).toEqual({ address: 'rBroken', valid: false, reason: 'bad checksum', network: null });
     expect(calls).toEqual([`validate ${XRPL} rBroken`]);
   });
 
   it('feeds network_separation end to end: a testnet X-address from a mainnet wallet blocks', () => {
-    const { driver } = stubDriver(
-      (_c, a) => ({ valid: true, normalized: a }),
-      () => 'xrpl:testnet',
-    );
+    const { driver } = stubDriver((_c, a) => ({ valid: true, normalized: a, network: 'xrpl:testnet' }));
     const wallet = xrplWallet('xrpl:mainnet');
     const xaddr = 'TVd2rqMkYL2AyS97NdELcpeiprNBjwLZzuUG5rZnaewsahi';
     const report = runGuards(
@@ -670,15 +653,41 @@ describe('addressFacts', () => {
   });
 });
 
+describe('protectChainFacts', () => {
+  const A = `0x${'ab'.repeat(20)}`;
+  const T = `0x${'cd'.repeat(20)}`;
+  const H = `0x${'5e'.repeat(32)}`;
+
+  it('writes code facts as evm_code entries, destination first: 0x for no code, the code hash for a contract', () => {
+    const facts: ChainProtectFacts = { destination: { address: A, hasCode: false, codeHash: null }, issuer: { address: T, hasCode: true, codeHash: H }, assetSymbol: 'VTT', issuerKeyBurned: true };
+    expect(protectChainFacts(facts)).toEqual({ evm_code: [[A, '0x'], [T, H]], onchain_symbol: 'VTT', token_owner_burned: true });
+  });
+
+  it('a ledger whose accounts hold no code sends no evm_code, whatever the addresses', () => {
+    const facts: ChainProtectFacts = { destination: { address: XRPL_DEST, hasCode: null, codeHash: null }, issuer: { address: XRPL_DEST, hasCode: null, codeHash: null }, assetSymbol: 'USD', issuerKeyBurned: false };
+    expect(protectChainFacts(facts)).toEqual({ evm_code: [], onchain_symbol: 'USD', token_owner_burned: false });
+  });
+
+  it('fails closed: a contract whose driver gave no hash is written as no code, and the guards then block a call to it', () => {
+    const facts: ChainProtectFacts = { destination: { address: A, hasCode: true, codeHash: null }, issuer: null, assetSymbol: null, issuerKeyBurned: false };
+    const wire = protectChainFacts(facts);
+    expect(wire.evm_code).toEqual([[A, '0x']]);
+    const report = runGuards(input({ intent: { destination: A, operation: { op: 'contract_call', data_hex: '0xa9059cbb' } }, protect: wire }));
+    expect(report.findings.some((f) => f.guard === 'network_separation' && f.severity === 'block')).toBe(true);
+  });
+});
+
 describe('chainFactsDisagreement', () => {
   const A = `0x${'ab'.repeat(20)}`;
   const T = `0x${'cd'.repeat(20)}`;
-  const read = { evm_code: [[A, '0x'], [T, '0x6080AbCd']] as [string, string][], onchain_symbol: 'VTT', token_owner_burned: false };
+  const H = `0x${'6080abcd'.repeat(8)}`;
+  const facts: ChainProtectFacts = { destination: { address: A, hasCode: false, codeHash: null }, issuer: { address: T, hasCode: true, codeHash: H }, assetSymbol: 'VTT', issuerKeyBurned: false };
+  const read = protectChainFacts(facts);
 
   it('agrees with the same facts in another order, address case or code case', () => {
-    expect(chainFactsDisagreement(read, read)).toBeNull();
-    const same = { ...read, evm_code: [[T.toUpperCase().replace('0X', '0x'), '0x6080abcd'], [A, '0x']] as [string, string][] };
-    expect(chainFactsDisagreement(same, read)).toBeNull();
+    expect(chainFactsDisagreement(read, facts)).toBeNull();
+    const same = { ...read, evm_code: [[T.toUpperCase().replace('0X', '0x'), H.toUpperCase().replace('0X', '0x')], [A, '0x']] as [string, string][] };
+    expect(chainFactsDisagreement(same, facts)).toBeNull();
   });
 
   it.each([
@@ -687,20 +696,21 @@ describe('chainFactsDisagreement', () => {
     ['onchain_symbol blanked', { ...read, onchain_symbol: null }, /onchain_symbol is null/],
     ['onchain_symbol in another case', { ...read, onchain_symbol: 'vtt' }, /onchain_symbol/],
     ['evm_code emptied', { ...read, evm_code: [] }, /evm_code is none; the ledger says/],
-    ['code claimed where there is none', { ...read, evm_code: [[A, '0x60'], [T, '0x6080abcd']] as [string, string][] }, /evm_code is/],
-    ['an entry dropped', { ...read, evm_code: [[T, '0x6080abcd']] as [string, string][] }, /evm_code is/],
+    ['code claimed where there is none', { ...read, evm_code: [[A, '0x60'], [T, H]] as [string, string][] }, /evm_code is/],
+    ['no code claimed where there is a contract', { ...read, evm_code: [[A, '0x'], [T, '0x']] as [string, string][] }, /evm_code is/],
+    ['an entry dropped', { ...read, evm_code: [[T, H]] as [string, string][] }, /evm_code is/],
     ['an entry added', { ...read, evm_code: [...read.evm_code, [`0x${'ee'.repeat(20)}`, '0x']] as [string, string][] }, /evm_code is/],
     ['an entry repeated in place of another', { ...read, evm_code: [[A, '0x'], [A, '0x']] as [string, string][] }, /evm_code is/],
   ])('disagrees when %s', (_name, claimed, message) => {
-    expect(chainFactsDisagreement(claimed, read)).toMatch(message);
+    expect(chainFactsDisagreement(claimed, facts)).toMatch(message);
   });
 });
 
 describe('runIntentGuards', () => {
   // A driver that knows one network per address prefix: 'T…' testnet, everything else mainnet.
   const driver = {
-    validateAddress: (_chain: string, a: string): AddressCheck => (a.startsWith('r') || a.startsWith('T') ? { valid: true, normalized: a } : { valid: false, reason: 'not an r-address' }),
-    networkOf: (_chain: string, a: string) => (a.startsWith('T') ? 'xrpl:testnet' : 'xrpl:mainnet'),
+    validateAddress: ({ address: a }: ValidateAddressInput): AddressCheck =>
+      a.startsWith('r') || a.startsWith('T') ? { valid: true, normalized: a, network: a.startsWith('T') ? 'xrpl:testnet' : 'xrpl:mainnet' } : { valid: false, reason: 'not an r-address' },
   };
   const wallet = xrplWallet('xrpl:mainnet');
   const protect = protectInputs({ known_destinations: [XRPL_DEST] });

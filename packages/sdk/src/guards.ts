@@ -5,7 +5,7 @@
  * returned to the caller as a warning. The control plane (GET /intent/{id}/protect, execute) and
  * the signer (before it signs) run exactly these.
  */
-import type { ChainDriver, ChainProtectFacts } from './driver/types.js';
+import type { AddressLedgerFacts, ChainDriver, ChainProtectFacts } from './driver/types.js';
 import { sameAddress } from './policy/amounts.js';
 import type { AssetSpec, NormalizedIntent } from './schemas/intent.js';
 import type { Finding, GuardName, ProtectInputs } from './schemas/protect.js';
@@ -38,10 +38,10 @@ export interface GuardInput {
 }
 
 /** Asks the wallet's driver about an address (the only impure step, kept out of the guards). */
-export function addressFacts(driver: Pick<ChainDriver, 'validateAddress' | 'networkOf'>, chain: string, address: string): AddressFacts {
-  const check = driver.validateAddress(chain, address);
+export function addressFacts(driver: Pick<ChainDriver, 'validateAddress'>, chain: string, address: string): AddressFacts {
+  const check = driver.validateAddress({ chain, address });
   return check.valid
-    ? { address, valid: true, network: driver.networkOf(chain, address) }
+    ? { address, valid: true, network: check.network }
     : { address, valid: false, reason: check.reason, network: null };
 }
 
@@ -173,31 +173,56 @@ export function burnedKey(input: GuardInput): Finding[] {
   return out;
 }
 
+/** The chain facts of SignRequest.protect: the wire form of {@link ChainProtectFacts}. */
+export type ProtectChainFacts = Pick<ProtectInputs, 'evm_code' | 'token_owner_burned' | 'onchain_symbol'>;
+
+/**
+ * A driver's ledger-neutral facts in the wire form of SignRequest.protect (interface.md), the one
+ * place the two meet: `evm_code` lists `[address, code]` for each address whose ledger can hold
+ * code (destination first, then the asset's contract), `code` being `0x` when none is deployed
+ * and else the code's hash (`codeHash`); a ledger whose accounts hold no code sends `[]`.
+ * `onchain_symbol` is `assetSymbol`, `token_owner_burned` is `issuerKeyBurned`. The control plane
+ * fills `protect` with it; a signer compares what it was sent with it (chainFactsDisagreement).
+ *
+ * @example
+ * protectChainFacts({ destination: { address: '0xAb…', hasCode: false, codeHash: null }, issuer: null, assetSymbol: null, issuerKeyBurned: false })
+ * // { evm_code: [['0xAb…', '0x']], onchain_symbol: null, token_owner_burned: false }
+ */
+export function protectChainFacts(facts: ChainProtectFacts): ProtectChainFacts {
+  // A contract whose driver gave no hash is written as no code: the guards then block, never pass.
+  const evm_code = [facts.destination, facts.issuer]
+    .filter((a): a is AddressLedgerFacts => a !== null && a.hasCode !== null)
+    .map((a): [string, string] => [a.address, a.hasCode === true && a.codeHash !== null ? a.codeHash : '0x']);
+  return { evm_code, onchain_symbol: facts.assetSymbol, token_owner_burned: facts.issuerKeyBurned };
+}
+
 /**
  * Where the chain facts a caller was sent (`protect` as a control plane filled it) differ from the
  * facts it read through its own driver, or null when they agree exactly: `token_owner_burned`
  * equal, `onchain_symbol` the same string (or both null), `evm_code` the same set of
  * `[address, code]` entries, addresses compared as sameAddress does and code case-insensitively,
- * in any order. A signer refuses on any difference: those facts decide guards, and a control
- * plane that got them wrong (or lied) must not have its version checked.
+ * in any order. The read facts are put in the wire form by protectChainFacts first, so both sides
+ * are written by the same function. A signer refuses on any difference: those facts decide
+ * guards, and a control plane that got them wrong (or lied) must not have its version checked.
  *
  * @example
- * const diff = chainFactsDisagreement(request.protect, await driver.fetchProtectInputs(intent, wallet))
+ * const diff = chainFactsDisagreement(request.protect, await driver.fetchProtectInputs({ intent, wallet }))
  * if (diff !== null) refuse('protected', diff)
  */
-export function chainFactsDisagreement(claimed: ChainProtectFacts, read: ChainProtectFacts): string | null {
+export function chainFactsDisagreement(claimed: ProtectChainFacts, facts: ChainProtectFacts): string | null {
+  const read = protectChainFacts(facts);
   if (claimed.token_owner_burned !== read.token_owner_burned) {
     return `token_owner_burned is ${String(claimed.token_owner_burned)}; the ledger says ${String(read.token_owner_burned)}`;
   }
   if (claimed.onchain_symbol !== read.onchain_symbol) {
     return `onchain_symbol is ${JSON.stringify(claimed.onchain_symbol)}; the ledger says ${JSON.stringify(read.onchain_symbol)}`;
   }
-  const entries = (code: ChainProtectFacts['evm_code']) =>
+  const entries = (code: ProtectChainFacts['evm_code']) =>
     code.map(([a, c]) => `${/^0x[0-9a-fA-F]{40}$/.test(a) ? a.toLowerCase() : a} ${c.toLowerCase()}`).sort();
   const c = entries(claimed.evm_code);
   const r = entries(read.evm_code);
   if (c.length !== r.length || c.some((e, i) => e !== r[i])) {
-    const brief = (list: ChainProtectFacts['evm_code']) => (list.length === 0 ? 'none' : list.map(([a, code]) => `${a}: ${code.length > 10 ? `${code.slice(0, 10)}… (${(code.length - 2) / 2} bytes)` : code}`).join(', '));
+    const brief = (list: ProtectChainFacts['evm_code']) => (list.length === 0 ? 'none' : list.map(([a, code]) => `${a}: ${code.length > 10 ? `${code.slice(0, 10)}… (${(code.length - 2) / 2} bytes)` : code}`).join(', '));
     return `evm_code is ${brief(claimed.evm_code)}; the ledger says ${brief(read.evm_code)}`;
   }
   return null;
@@ -240,7 +265,7 @@ export interface IntentGuardInput {
   wallet: WalletDescriptor;
   protect: ProtectInputs;
   /** The wallet's driver: asked for the address facts (see addressFacts). */
-  driver: Pick<ChainDriver, 'validateAddress' | 'networkOf'>;
+  driver: Pick<ChainDriver, 'validateAddress'>;
   registry?: AssetRegistry | undefined;
 }
 
@@ -257,7 +282,7 @@ export interface IntentGuardInput {
 export function runIntentGuards(input: IntentGuardInput): GuardReport {
   const { intent, wallet, driver } = input;
   const issuer =
-    intent.asset_issuer !== undefined && driver.validateAddress(wallet.chain, intent.asset_issuer).valid
+    intent.asset_issuer !== undefined && driver.validateAddress({ chain: wallet.chain, address: intent.asset_issuer }).valid
       ? addressFacts(driver, wallet.chain, intent.asset_issuer)
       : undefined;
   return runGuards({

@@ -8,9 +8,9 @@ import { OPERATION_KINDS } from '../schemas/intent.js';
 import { CHAIN_PARAMS_KINDS } from '../schemas/wallet.js';
 import type { ChainDriver, ChainSigner } from './types.js';
 
-const DRIVER_METHODS = [
+/** The methods every ChainDriver must have (the rest, `fee` and `defaultMaxFee`, are optional for now). */
+export const CHAIN_DRIVER_METHODS = [
   'validateAddress',
-  'networkOf',
   'fetchParams',
   'fetchProtectInputs',
   'buildPayload',
@@ -19,9 +19,11 @@ const DRIVER_METHODS = [
   'confirm',
   'balances',
   'controlState',
+  'payloadFate',
 ] as const satisfies readonly (keyof ChainDriver)[];
 
-const SIGNER_METHODS = ['deriveAddress', 'signPayload'] as const satisfies readonly (keyof ChainSigner)[];
+/** The methods every ChainSigner must have. */
+export const CHAIN_SIGNER_METHODS = ['deriveAddress', 'signPayload'] as const satisfies readonly (keyof ChainSigner)[];
 
 const CHAIN_RE = /^[a-z0-9][a-z0-9-]*:[A-Za-z0-9._-]{1,64}$/;
 
@@ -40,20 +42,34 @@ function checkCommon(kind: string, p: { name?: unknown; family?: unknown; chains
 }
 
 /**
- * Declares a ChainDriver. Returns the same object, frozen, after checking its shape.
+ * Declares a ChainDriver. Returns the same object, frozen, after checking its shape: every
+ * required method (`payloadFate` included: it is the double-spend rule) and `fee` with
+ * `defaultMaxFee` or neither.
  *
  * @example
  * export const myDriver = defineChainDriver({ name: 'my-driver', family: 'toy', chains: ['toy:devnet'], ... })
  */
 export function defineChainDriver<const D extends ChainDriver>(driver: D): D {
+  assertChainDriver(driver);
+  Object.freeze(driver.chains);
+  Object.freeze(driver.operations);
+  return Object.freeze(driver);
+}
+
+/**
+ * Checks a ChainDriver's shape without freezing it, as `defineChainDriver` does: the servers run
+ * it on every driver a plugin module creates, so a driver that skipped `defineChainDriver` (and
+ * lacks, say, `payloadFate`) is refused at start-up, not on the first second payload.
+ *
+ * @example
+ * assertChainDriver(await plugin.createDriver(options)) // throws DriverRegistryError('invalid_driver') naming what is missing
+ */
+export function assertChainDriver(driver: ChainDriver): void {
   checkCommon('driver', driver);
-  for (const m of DRIVER_METHODS) {
+  for (const m of CHAIN_DRIVER_METHODS) {
     if (typeof driver[m] !== 'function') {
       throw new DriverRegistryError('invalid_driver', `invalid driver ${driver.name}: ${m} must be a function`);
     }
-  }
-  if (driver.payloadFate !== undefined && typeof driver.payloadFate !== 'function') {
-    throw new DriverRegistryError('invalid_driver', `invalid driver ${driver.name}: payloadFate, when present, must be a function`);
   }
   // The fee and its default cap come together: a fee with no default would leave a signer without
   // a cap, a default with no fee would be a cap on nothing.
@@ -77,9 +93,6 @@ export function defineChainDriver<const D extends ChainDriver>(driver: D): D {
   if (!Array.isArray(driver.operations) || driver.operations.length === 0) {
     throw new DriverRegistryError('invalid_driver', `invalid driver ${driver.name}: operations must list at least one operation`);
   }
-  Object.freeze(driver.chains);
-  Object.freeze(driver.operations);
-  return Object.freeze(driver);
 }
 
 /**
@@ -89,12 +102,22 @@ export function defineChainDriver<const D extends ChainDriver>(driver: D): D {
  * export const mySigner = defineChainSigner({ name: 'my-driver/signer', family: 'toy', chains: ['toy:devnet'], deriveAddress, signPayload })
  */
 export function defineChainSigner<const S extends ChainSigner>(signer: S): S {
+  assertChainSigner(signer);
+  Object.freeze(signer.chains);
+  return Object.freeze(signer);
+}
+
+/**
+ * Checks a ChainSigner's shape without freezing it (see assertChainDriver).
+ *
+ * @example
+ * assertChainSigner(await plugin.createSigner(options))
+ */
+export function assertChainSigner(signer: ChainSigner): void {
   checkCommon('signer', signer);
-  for (const m of SIGNER_METHODS) {
+  for (const m of CHAIN_SIGNER_METHODS) {
     if (typeof signer[m] !== 'function') {
       throw new DriverRegistryError('invalid_driver', `invalid signer ${signer.name}: ${m} must be a function`);
     }
   }
-  Object.freeze(signer.chains);
-  return Object.freeze(signer);
 }

@@ -13,7 +13,7 @@ const destination = memoryAddress(createSoftwareKey().publicKey);
 
 /** A payload paying `fee` (the memory ledger takes exactly the payload's fee). */
 async function builtWithFee(fee: number) {
-  const params = await driver.fetchParams(wallet);
+  const params = await driver.fetchParams({ wallet });
   if (params.kind !== 'xrpl') throw new Error('memory params are xrpl-shaped');
   return driver.buildPayload({ intent: normalizeIntent({ wallet: wallet.wallet, destination, amount: '5' }), wallet, params: { ...params, base_fee_drops: fee } });
 }

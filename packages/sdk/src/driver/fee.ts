@@ -34,7 +34,7 @@ export function checkFee(driver: ChainDriver, built: BuiltPayload, maxFee: bigin
   if (cap === undefined) return { ok: false, message: `driver ${driver.name} has no default fee cap and the trust file sets no max_fee` };
   let fee: FeeQuote;
   try {
-    fee = driver.fee(built);
+    fee = driver.fee({ built });
   } catch (e) {
     // A payload whose fee the driver cannot bound is one whose fee nobody can cap.
     return { ok: false, message: `driver ${driver.name} cannot bound the fee of this payload: ${e instanceof VaultError ? e.shortMessage : 'driver fault'}` };

@@ -5,4 +5,3 @@ export * from './reconcile.js';
 export * from './tally.js';
 export * from './endpoint.js';
 export * from './fee.js';
-export * from './fate.js';

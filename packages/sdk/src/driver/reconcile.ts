@@ -28,7 +28,7 @@ export interface ControlComparison {
  * descriptor), and that no master key can act alone. Addresses compare case-insensitively.
  *
  * @example
- * const { clean, drift } = compareControl(wallet, await driver.controlState(wallet))
+ * const { clean, drift } = compareControl(wallet, await driver.controlState({ wallet }))
  */
 export function compareControl(wallet: WalletDescriptor, state: ControlState): ControlComparison {
   const { members, quorum } = walletMembers(wallet);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DriverRegistryError } from '../errors.js';
-import { defineChainDriver, defineChainSigner } from './define.js';
+import { assertChainDriver, assertChainSigner, defineChainDriver, defineChainSigner } from './define.js';
 import { DriverRegistry } from './registry.js';
 import type { ChainDriver, ChainSigner } from './types.js';
 
@@ -15,8 +15,7 @@ function driver(name: string, chains: string[], overrides: Partial<ChainDriver> 
     chains,
     paramsKind: 'xrpl',
     operations: ['transfer'],
-    validateAddress: () => ({ valid: true, normalized: 'x' }),
-    networkOf: () => null,
+    validateAddress: () => ({ valid: true, normalized: 'x', network: null }),
     fetchParams: notUsed,
     fetchProtectInputs: notUsed,
     buildPayload: notUsed,
@@ -25,6 +24,7 @@ function driver(name: string, chains: string[], overrides: Partial<ChainDriver> 
     confirm: notUsed,
     balances: notUsed,
     controlState: notUsed,
+    payloadFate: notUsed,
     ...overrides,
   };
 }
@@ -46,12 +46,29 @@ describe('defineChainDriver', () => {
     ['a chain without a namespace', { chains: ['testnet'] }],
     ['a chain listed twice', { chains: ['toy:a', 'toy:a'] }],
     ['a missing method', { submit: undefined as unknown as ChainDriver['submit'] }],
+    ['no payloadFate (the double-spend rule is required)', { payloadFate: undefined as unknown as ChainDriver['payloadFate'] }],
+    ['a networkOf but no payloadFate (a driver written for the old contract)', { payloadFate: undefined as unknown as ChainDriver['payloadFate'], networkOf: () => null } as Partial<ChainDriver>],
     ['an unknown operation', { operations: ['teleport'] as unknown as ChainDriver['operations'] }],
     ['no operations', { operations: [] }],
     ['no paramsKind', { paramsKind: '' }],
     ['an unknown paramsKind', { paramsKind: 'solana' }],
   ])('refuses a driver with %s', (_what, overrides) => {
     expect(() => defineChainDriver(driver('bad', ['toy:devnet'], overrides as Partial<ChainDriver>))).toThrow(DriverRegistryError);
+    // The servers check every loaded driver the same way, without freezing it.
+    expect(() => assertChainDriver(driver('bad', ['toy:devnet'], overrides as Partial<ChainDriver>))).toThrow(DriverRegistryError);
+  });
+
+  it('assertChainDriver names the missing payloadFate and leaves a good driver unfrozen', () => {
+    expect(() => assertChainDriver(driver('old', ['toy:devnet'], { payloadFate: undefined as unknown as ChainDriver['payloadFate'] }))).toThrow(/invalid driver old: payloadFate must be a function/);
+    const d = driver('a', ['toy:devnet']);
+    assertChainDriver(d);
+    expect(Object.isFrozen(d)).toBe(false);
+  });
+
+  it('assertChainSigner refuses a signer without signPayload', () => {
+    const base = { name: 's', family: 'toy', chains: ['toy:devnet'], deriveAddress: () => 'x', signPayload: async () => { throw new Error('unused'); } } as ChainSigner;
+    expect(() => assertChainSigner(base)).not.toThrow();
+    expect(() => assertChainSigner({ ...base, signPayload: undefined } as unknown as ChainSigner)).toThrow(/signPayload must be a function/);
   });
 });
 

@@ -151,7 +151,8 @@ export function tallyContributions(input: TallyInput): Tally {
   };
 }
 
-export interface AssembleInput extends TallyInput {
+/** What {@link assembleContributions} takes: the tally's input and the ledger's encoder. */
+export interface AssembleContributionsInput extends TallyInput {
   /**
    * The submittable blob from the counted contributions (one per member, in wallet order), called
    * only at quorum. The driver orders signatures as its ledger requires and, where a ledger refuses
@@ -165,12 +166,12 @@ export interface AssembleInput extends TallyInput {
  * `short_of_quorum` with what is missing and what was not counted.
  *
  * @example
- * assemble(built, contributions, wallet) {
- *   const payload = payloadOf(built) // the driver's own checks of the payload against the wallet
+ * assemble({ built, contributions, wallet }) {
+ *   const payload = payloadOf(built, wallet) // the driver's own checks of the payload against the wallet
  *   return assembleContributions({ contributions, wallet, verify: (c, m) => problemOf(payload, c, m), encode: (counted) => encodeTx(payload, counted) })
  * }
  */
-export function assembleContributions(input: AssembleInput): AssembleResult {
+export function assembleContributions(input: AssembleContributionsInput): AssembleResult {
   const { counted, weight, quorum, missing, invalid } = tallyContributions(input);
   if (weight < quorum) return { ok: false, reason: 'short_of_quorum', weight, quorum, missing, invalid };
   const { blob, txHash } = input.encode(counted, quorum);

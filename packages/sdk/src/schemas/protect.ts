@@ -17,8 +17,10 @@ export const FindingSchema = z.strictObject({
 export type Finding = z.infer<typeof FindingSchema>;
 
 /**
- * One element of protect.evm_code: `[address, code]` where code is the deployed bytecode as
- * 0x-hex ("0x" when the address has no code). Non-EVM chains send an empty array.
+ * One element of protect.evm_code: `[address, code]`, code being "0x" when no code is deployed at
+ * the address and else the code's hash as 0x-hex (keccak256 of the runtime bytecode, as
+ * EXTCODEHASH), as `protectChainFacts` writes a driver's neutral facts. A ledger whose accounts
+ * hold no code sends an empty array.
  */
 export const EvmCodeEntrySchema = z.tuple([
   boundedString(256),

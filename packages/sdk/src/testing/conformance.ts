@@ -13,7 +13,9 @@ import { describe, expect, it } from 'vitest';
 import { canonicalize } from '../canonical.js';
 import { normalizeIntent } from '../digest.js';
 import { DriverRegistryError, VaultError } from '../errors.js';
+import { CHAIN_DRIVER_METHODS, CHAIN_SIGNER_METHODS } from '../driver/define.js';
 import { DriverRegistry } from '../driver/registry.js';
+import { chainFactsDisagreement, protectChainFacts } from '../guards.js';
 import { CONTRIBUTION_REJECTIONS, type InvalidContribution } from '../driver/tally.js';
 import type { BuiltPayload, ChainDriver, ChainSigner, ConfirmResult, SigningKey } from '../driver/types.js';
 import type { IntentRequest, NormalizedIntent, OperationInput, OperationKind } from '../schemas/intent.js';
@@ -175,7 +177,7 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
     normalizeIntent({ wallet: f.wallet.wallet, destination: f.destination, amount: f.amount, ...overrides });
 
   const build = async (f: Fx, overrides: Partial<IntentRequest> = {}) => {
-    const params = await driver.fetchParams(f.wallet);
+    const params = await driver.fetchParams({ wallet: f.wallet });
     return { params, built: driver.buildPayload({ intent: intentOf(f, overrides), wallet: f.wallet, params }) };
   };
 
@@ -183,7 +185,7 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
     const member = f.members[index];
     const key = f.keys[index];
     if (!member || !key) throw new Error(`no member ${index}`);
-    return signer.signPayload(built, key, member.address);
+    return signer.signPayload({ built, key, signerAddress: member.address });
   };
 
   /** Member indexes in wallet order until the weight reaches quorum; the last one tips it over. */
@@ -212,7 +214,7 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
   const assembled = async (f: Fx) => {
     const { built } = await build(f);
     const contributions = await Promise.all(quorumSet(f).map((i) => sign(f, built, i)));
-    const result = driver.assemble(built, contributions, f.wallet);
+    const result = driver.assemble({ built, contributions, wallet: f.wallet });
     if (!result.ok) throw new Error(`assemble at quorum failed: ${JSON.stringify(result)}`);
     return { built, result };
   };
@@ -220,7 +222,7 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
   const confirmed = async (chain: string, txHash: string, built: BuiltPayload): Promise<ConfirmResult> => {
     let last: ConfirmResult = { status: 'pending', txHash };
     for (let i = 0; i < attempts; i++) {
-      last = await driver.confirm(chain, txHash, built);
+      last = await driver.confirm({ chain, txHash, built });
       if (last.status !== 'pending') return last;
       await new Promise((r) => setTimeout(r, intervalMs));
     }
@@ -233,13 +235,14 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
     if (typeof fee !== 'function' || typeof driver.defaultMaxFee !== 'bigint') {
       throw new Error('driver has no fee / defaultMaxFee: the reference signer refuses to sign for a driver that cannot state its fee');
     }
-    return { fee: (built: BuiltPayload) => fee.call(driver, built), defaultMaxFee: driver.defaultMaxFee };
+    return { fee: (built: BuiltPayload) => fee.call(driver, { built }), defaultMaxFee: driver.defaultMaxFee };
   };
 
+  /** payloadFate is required (the double-spend rule): a driver without it fails here, not later. */
   const requireFate = () => {
-    const probe = driver.payloadFate;
-    if (typeof probe !== 'function') throw new Error('driver has no payloadFate');
-    return (chain: string, built: BuiltPayload) => probe.call(driver, chain, built);
+    const probe = driver.payloadFate as ChainDriver['payloadFate'] | undefined;
+    if (typeof probe !== 'function') throw new Error('driver has no payloadFate: it is required, a signer cannot sign a second payload without it');
+    return (chain: string, built: BuiltPayload) => probe.call(driver, { chain, built });
   };
 
   const checks: Omit<ConformanceCheck, 'enabled'>[] = [
@@ -260,20 +263,34 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
       },
     },
     {
+      group: 'registry',
+      name: 'driver and signer have every required method (payloadFate included)',
+      run: async () => {
+        const record = (o: object) => o as Record<string, unknown>;
+        const missing = [
+          ...CHAIN_DRIVER_METHODS.filter((m) => typeof record(driver)[m] !== 'function').map((m) => `driver.${m}`),
+          ...CHAIN_SIGNER_METHODS.filter((m) => typeof record(signer)[m] !== 'function').map((m) => `signer.${m}`),
+        ];
+        expect(missing, 'required methods that are not functions').toEqual([]);
+        expect(typeof driver.fee === 'function', 'fee and defaultMaxFee come together').toBe(typeof driver.defaultMaxFee === 'bigint');
+      },
+    },
+    {
       group: 'address',
       name: 'validateAddress accepts the wallet, its members and the destination',
       run: async () => {
         const f = await fixture();
         for (const address of [f.address, f.destination, ...f.members.map((m) => m.address)]) {
-          const check = driver.validateAddress(f.chain, address);
+          const check = driver.validateAddress({ chain: f.chain, address });
           expect(check, `validateAddress(${address})`).toMatchObject({ valid: true });
           if (check.valid) {
             expect(typeof check.normalized).toBe('string');
             // the signer normalises what the control plane stored: the form must be a fixed point
-            expect(driver.validateAddress(f.chain, check.normalized), `validateAddress(${check.normalized}) again`).toEqual(check);
+            expect(driver.validateAddress({ chain: f.chain, address: check.normalized }), `validateAddress(${check.normalized}) again`).toMatchObject({ valid: true, normalized: check.normalized });
+            // An address of the fixture's chain is bound to no network or to that one: any other
+            // and the network_separation guard would refuse it as a destination.
+            expect(check.network === null || check.network === f.chain, `validateAddress(${address}).network must be null or ${f.chain}, got ${String(check.network)}`).toBe(true);
           }
-          const network = driver.networkOf(f.chain, address);
-          expect(network === null || driver.chains.includes(network), `networkOf(${address}) must be null or a served chain`).toBe(true);
         }
       },
     },
@@ -284,7 +301,7 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
         const f = await fixture();
         expect(f.invalidAddresses.length, 'fixture.invalidAddresses must name chain-specific bad addresses').toBeGreaterThan(0);
         for (const address of ['', 'not an address', ...f.invalidAddresses]) {
-          const check = driver.validateAddress(f.chain, address);
+          const check = driver.validateAddress({ chain: f.chain, address });
           expect(check.valid, `validateAddress(${JSON.stringify(address)}) must be invalid`).toBe(false);
           if (!check.valid) expect(check.reason, `reason for ${JSON.stringify(address)}`).toMatch(/\S/);
         }
@@ -295,7 +312,7 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
       name: "fetchParams returns ChainParams of the driver's paramsKind",
       run: async () => {
         const f = await fixture();
-        const params: ChainParams = await driver.fetchParams(f.wallet);
+        const params: ChainParams = await driver.fetchParams({ wallet: f.wallet });
         const parsed = ChainParamsSchema.safeParse(params);
         expect(parsed.success, `ChainParamsSchema: ${parsed.error?.message ?? ''}`).toBe(true);
         expect(params.kind).toBe(driver.paramsKind);
@@ -307,10 +324,22 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
       name: 'fetchProtectInputs returns well-formed guard facts',
       run: async () => {
         const f = await fixture();
-        const facts = await driver.fetchProtectInputs(intentOf(f), f.wallet);
-        for (const entry of facts.evm_code) expect(EvmCodeEntrySchema.safeParse(entry).success, `evm_code entry ${JSON.stringify(entry)}`).toBe(true);
-        expect(facts.onchain_symbol === null || typeof facts.onchain_symbol === 'string').toBe(true);
-        expect(typeof facts.token_owner_burned).toBe('boolean');
+        const intent = intentOf(f);
+        const facts = await driver.fetchProtectInputs({ intent, wallet: f.wallet });
+        expect(facts.destination?.address.toLowerCase(), 'facts.destination names the intent destination').toBe(intent.destination.toLowerCase());
+        for (const [role, a] of [['destination', facts.destination], ['issuer', facts.issuer]] as const) {
+          if (a === null) continue;
+          expect([true, false, null], `${role}.hasCode`).toContain(a.hasCode);
+          if (a.hasCode === true) expect(a.codeHash, `${role}.codeHash of code`).toMatch(/^0x[0-9a-f]{64}$/);
+          else expect(a.codeHash, `${role}.codeHash without code`).toBeNull();
+        }
+        expect(facts.issuer, 'a native-asset intent names no issuer').toBeNull();
+        expect(facts.assetSymbol === null || typeof facts.assetSymbol === 'string').toBe(true);
+        expect(typeof facts.issuerKeyBurned).toBe('boolean');
+        const wire = protectChainFacts(facts);
+        for (const entry of wire.evm_code) expect(EvmCodeEntrySchema.safeParse(entry).success, `evm_code entry ${JSON.stringify(entry)}`).toBe(true);
+        // Both services write the facts with the same function: they must read as agreeing.
+        expect(chainFactsDisagreement(wire, facts)).toBeNull();
       },
     },
     {
@@ -318,7 +347,7 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
       name: 'buildPayload is deterministic and its digest is 64 lowercase hex',
       run: async () => {
         const f = await fixture();
-        const params = await driver.fetchParams(f.wallet);
+        const params = await driver.fetchParams({ wallet: f.wallet });
         const input = { intent: intentOf(f), wallet: f.wallet, params };
         const a = driver.buildPayload(input);
         const b = driver.buildPayload(structuredClone(input));
@@ -338,7 +367,7 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
       name: 'a different amount or destination changes the digest',
       run: async () => {
         const f = await fixture();
-        const params = await driver.fetchParams(f.wallet);
+        const params = await driver.fetchParams({ wallet: f.wallet });
         const digest = (overrides: Partial<IntentRequest>) =>
           driver.buildPayload({ intent: intentOf(f, overrides), wallet: f.wallet, params }).digest;
         const base = digest({});
@@ -354,7 +383,7 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
       name: 'unsupported operations are refused with a VaultError',
       run: async () => {
         const f = await fixture();
-        const params = await driver.fetchParams(f.wallet);
+        const params = await driver.fetchParams({ wallet: f.wallet });
         for (const op of OPERATION_KINDS.filter((k) => !driver.operations.includes(k))) {
           let thrown: unknown = null;
           try {
@@ -392,7 +421,9 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
         const { built } = await build(f);
         for (const [i, member] of f.members.entries()) {
           const key = f.keys[i] as SigningKey;
-          expect(signer.deriveAddress(f.chain, key.publicKey, key.curve), `deriveAddress(keys[${i}])`).toBe(member.address);
+          expect(signer.deriveAddress({ chain: f.chain, publicKey: key.publicKey, curve: key.curve }), `deriveAddress(keys[${i}])`).toBe(member.address);
+          // A function of its arguments alone: a copy of the key bytes gives the same address again.
+          expect(signer.deriveAddress({ chain: f.chain, publicKey: Uint8Array.from(key.publicKey), curve: key.curve }), `deriveAddress(keys[${i}]) again`).toBe(member.address);
           const c = await sign(f, built, i);
           const parsed = ContributionSchema.safeParse(c);
           expect(parsed.success, `ContributionSchema: ${parsed.error?.message ?? ''}`).toBe(true);
@@ -408,7 +439,7 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
         const { built } = await build(f);
         const below = quorumSet(f).slice(0, -1);
         const contributions = await Promise.all(below.map((i) => sign(f, built, i)));
-        const result = driver.assemble(built, contributions, f.wallet);
+        const result = driver.assemble({ built, contributions, wallet: f.wallet });
         expect(result).toMatchObject({ ok: false, reason: 'short_of_quorum', weight: weightOf(f, below), quorum: f.quorum });
         if (result.ok) return;
         const expected = f.members.filter((_, i) => !below.includes(i));
@@ -423,7 +454,7 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
         const { f, built, signed, below, belowWeight, tipping } = await signedAtQuorum();
         const victim = signed.at(-1) as Contribution;
         const corrupted = { ...victim, signature: { ...victim.signature, hex: corruptHex(victim.signature.hex) } };
-        const result = driver.assemble(built, [...below, corrupted], f.wallet);
+        const result = driver.assemble({ built, contributions: [...below, corrupted], wallet: f.wallet });
         expect(result, 'a corrupted signature must not count toward quorum').toMatchObject({ ok: false, weight: belowWeight });
         if (result.ok) return;
         expectInvalid(result.invalid, [{ index: below.length, address: victim.signer_address, reason: 'bad_signature' }]);
@@ -436,13 +467,13 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
       run: async () => {
         const { f, built, set, signed, below, belowWeight } = await signedAtQuorum();
         const outsider = f.outsider ?? createSoftwareKey();
-        const outsiderAddress = signer.deriveAddress(f.chain, outsider.publicKey, outsider.curve);
+        const outsiderAddress = signer.deriveAddress({ chain: f.chain, publicKey: outsider.publicKey, curve: outsider.curve });
         expect(f.members.map((m) => m.address.toLowerCase()), 'fixture outsider must not be a member').not.toContain(outsiderAddress.toLowerCase());
-        const stranger = await signer.signPayload(built, outsider, outsiderAddress);
-        const short = driver.assemble(built, [...below, stranger], f.wallet);
+        const stranger = await signer.signPayload({ built, key: outsider, signerAddress: outsiderAddress });
+        const short = driver.assemble({ built, contributions: [...below, stranger], wallet: f.wallet });
         expect(short, 'a non-member must not make up the quorum').toMatchObject({ ok: false, weight: belowWeight });
         if (!short.ok) expectInvalid(short.invalid, [{ index: below.length, address: stranger.signer_address, reason: 'not_a_member' }]);
-        const ok = driver.assemble(built, [...signed, stranger], f.wallet);
+        const ok = driver.assemble({ built, contributions: [...signed, stranger], wallet: f.wallet });
         expect(ok, 'a non-member must add no weight').toMatchObject({ ok: true, weight: weightOf(f, set) });
       },
     },
@@ -451,7 +482,7 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
       name: 'a repeated contribution counts once and each repeat is listed duplicate',
       run: async () => {
         const { f, built, below, belowWeight } = await signedAtQuorum();
-        const result = driver.assemble(built, [...below, ...below, ...below], f.wallet);
+        const result = driver.assemble({ built, contributions: [...below, ...below, ...below], wallet: f.wallet });
         expect(result, 'each member counts once however often it contributes').toMatchObject({ ok: false, weight: belowWeight });
         if (result.ok) return;
         const repeats = [...below, ...below].map((c, i) => ({ index: below.length + i, address: c.signer_address, reason: 'duplicate' as const }));
@@ -485,7 +516,7 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
         const given = [...below, ...variants.map((v) => v.value)] as Contribution[];
         let result: ReturnType<ChainDriver['assemble']> | undefined;
         expect(() => {
-          result = driver.assemble(built, given, f.wallet);
+          result = driver.assemble({ built, contributions: given, wallet: f.wallet });
         }, 'a malformed contribution is a value in invalid, not a throw').not.toThrow();
         expect(result, 'no malformed variant may count').toMatchObject({ ok: false, weight: belowWeight });
         if (!result || result.ok) return;
@@ -494,8 +525,8 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
           variants.map((v, i) => ({ index: below.length + i, ...(v.readable ? { address: c.signer_address } : {}), reason: 'malformed' as const })),
         );
         // The malformed ones change nothing for the valid ones around them.
-        const clean = driver.assemble(built, signed, f.wallet);
-        const noisy = driver.assemble(built, [...variants.map((v) => v.value), ...signed] as Contribution[], f.wallet);
+        const clean = driver.assemble({ built, contributions: signed, wallet: f.wallet });
+        const noisy = driver.assemble({ built, contributions: [...variants.map((v) => v.value), ...signed] as Contribution[], wallet: f.wallet });
         expect(clean, 'assemble at quorum').toMatchObject({ ok: true });
         expect(noisy, 'malformed contributions beside a quorum leave the same blob').toEqual(clean);
       },
@@ -511,7 +542,7 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
         // Any other member's good signature, claimed for the member that would tip the quorum.
         const donor = f.members.findIndex((_, i) => i !== tippingIndex);
         const relabelled = donor < 0 ? [] : [{ ...(await sign(f, built, donor)), signer_address: tipping.address }];
-        const result = driver.assemble(built, [...below, otherCurve, ...relabelled], f.wallet);
+        const result = driver.assemble({ built, contributions: [...below, otherCurve, ...relabelled], wallet: f.wallet });
         expect(result, "another member's key must not count for the tipping member").toMatchObject({ ok: false, weight: belowWeight });
         if (result.ok) return;
         expectInvalid(result.invalid, [
@@ -525,12 +556,12 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
       name: 'assemble at quorum is ok, and the blob does not depend on contribution order',
       run: async () => {
         const { f, built, set, signed: contributions } = await signedAtQuorum();
-        const a = driver.assemble(built, contributions, f.wallet);
+        const a = driver.assemble({ built, contributions, wallet: f.wallet });
         expect(a).toMatchObject({ ok: true, weight: weightOf(f, set), quorum: f.quorum });
         if (!a.ok) return;
         expect(a.blob).toMatch(/\S/);
         expect(a.txHash).toMatch(/\S/);
-        const b = driver.assemble(built, [...contributions].reverse(), f.wallet);
+        const b = driver.assemble({ built, contributions: [...contributions].reverse(), wallet: f.wallet });
         expect(b, 'same contributions in another order must give the same blob and hash').toEqual(a);
       },
     },
@@ -543,7 +574,7 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
         const walletBefore = await f.ledger.balance(f.address);
         const { built, result } = await assembled(f);
         if (!result.ok) return;
-        const submitted = await driver.submit(f.chain, result.blob);
+        const submitted = await driver.submit({ chain: f.chain, blob: result.blob });
         expect(submitted, 'submit must be accepted').toMatchObject({ status: 'submitted', txHash: result.txHash });
         const outcome = await confirmed(f.chain, result.txHash, built);
         expect(outcome, 'confirm must report confirmed').toMatchObject({ status: 'confirmed', txHash: result.txHash });
@@ -563,7 +594,7 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
         const walletBefore = await f.ledger.balance(f.address);
         const { built, result } = await assembled(f);
         if (!result.ok) return;
-        expect(await driver.submit(f.chain, result.blob), 'submit must be accepted').toMatchObject({ status: 'submitted' });
+        expect(await driver.submit({ chain: f.chain, blob: result.blob }), 'submit must be accepted').toMatchObject({ status: 'submitted' });
         expect(await confirmed(f.chain, result.txHash, built)).toMatchObject({ status: 'confirmed' });
         const spent = walletBefore - (await f.ledger.balance(f.address));
         const stated = fee(built);
@@ -579,10 +610,10 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
         const before = await f.ledger.balance(f.destination);
         const { built, result } = await assembled(f);
         if (!result.ok) return;
-        await driver.submit(f.chain, result.blob);
+        await driver.submit({ chain: f.chain, blob: result.blob });
         expect(await confirmed(f.chain, result.txHash, built)).toMatchObject({ status: 'confirmed' });
         // A replay is an expected outcome: it may be reported as submitted or rejected, not thrown.
-        const again = await driver.submit(f.chain, result.blob);
+        const again = await driver.submit({ chain: f.chain, blob: result.blob });
         expect(['submitted', 'rejected'], 'a replay is a value, not a throw').toContain(again.status);
         expect(await confirmed(f.chain, result.txHash, built), 'the original stays confirmed').toMatchObject({ status: 'confirmed' });
         expect((await f.ledger.balance(f.destination)) - before, 'independent reader: funds must move exactly once').toBe(BigInt(f.amount));
@@ -597,7 +628,7 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
         const { built, result } = await assembled(f);
         if (!result.ok) return;
         expect(await fate(f.chain, built), 'a payload nobody submitted is live').toMatchObject({ fate: 'live' });
-        expect(await driver.submit(f.chain, result.blob)).toMatchObject({ status: 'submitted' });
+        expect(await driver.submit({ chain: f.chain, blob: result.blob })).toMatchObject({ status: 'submitted' });
         expect(await confirmed(f.chain, result.txHash, built)).toMatchObject({ status: 'confirmed' });
         expect(await fate(f.chain, built), 'a confirmed payload is applied, never dead').toMatchObject({ fate: 'applied' });
       },
@@ -608,14 +639,14 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
       run: async () => {
         const f = await fixture();
         const fate = requireFate();
-        const params = await driver.fetchParams(f.wallet);
+        const params = await driver.fetchParams({ wallet: f.wallet });
         const first = driver.buildPayload({ intent: intentOf(f), wallet: f.wallet, params });
         const rival = driver.buildPayload({ intent: intentOf(f, { amount: (BigInt(f.amount) + 1n).toString() }), wallet: f.wallet, params });
         expect(rival.digest, 'two amounts must give two payloads').not.toBe(first.digest);
         const contributions = await Promise.all(quorumSet(f).map((i) => sign(f, first, i)));
-        const result = driver.assemble(first, contributions, f.wallet);
+        const result = driver.assemble({ built: first, contributions, wallet: f.wallet });
         if (!result.ok) throw new Error(`assemble at quorum failed: ${JSON.stringify(result)}`);
-        expect(await driver.submit(f.chain, result.blob)).toMatchObject({ status: 'submitted' });
+        expect(await driver.submit({ chain: f.chain, blob: result.blob })).toMatchObject({ status: 'submitted' });
         expect(await confirmed(f.chain, result.txHash, first)).toMatchObject({ status: 'confirmed' });
         expect(await fate(f.chain, first), 'the payload that landed').toMatchObject({ fate: 'applied' });
         expect(await fate(f.chain, rival), 'its rival can never land').toMatchObject({ fate: 'dead' });
@@ -628,7 +659,7 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
         const f = await fixture();
         const onLedger = await f.ledger.balance(f.address);
         expect(onLedger.toString(), 'fixture.fundedAmount must be the wallet balance the reader sees').toBe(f.fundedAmount);
-        const balances = await driver.balances(f.wallet);
+        const balances = await driver.balances({ wallet: f.wallet });
         for (const b of balances) {
           expect(b.amount, `balance ${b.asset} amount must be an integer decimal string`).toMatch(/^(0|[1-9][0-9]*)$/);
           expect(Number.isInteger(b.decimals) && b.decimals >= 0, `balance ${b.asset} decimals`).toBe(true);
@@ -642,7 +673,7 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
       name: 'controlState agrees with the wallet descriptor (members and quorum)',
       run: async () => {
         const f = await fixture();
-        const state = await driver.controlState(f.wallet);
+        const state = await driver.controlState({ wallet: f.wallet });
         expect(state.address.toLowerCase()).toBe(f.address.toLowerCase());
         expect(state.quorum, 'on-ledger quorum').toBe(f.quorum);
         expect(sortedMembers(state.members), 'on-ledger members and weights').toEqual(sortedMembers(f.members));
@@ -673,14 +704,14 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
         const f = await fixture(c.setup);
         const intent = normalizeIntent({ wallet: f.wallet.wallet, ...c.intent(f) });
         expect(driver.operations, `driver.operations must list ${intent.operation.op}`).toContain(intent.operation.op);
-        const params = await driver.fetchParams(f.wallet);
+        const params = await driver.fetchParams({ wallet: f.wallet });
         const built = driver.buildPayload({ intent, wallet: f.wallet, params });
         expect(driver.buildPayload({ intent, wallet: f.wallet, params }).digest, 'buildPayload must be deterministic').toBe(built.digest);
         const contributions = await Promise.all(quorumSet(f).map((i) => sign(f, built, i)));
-        const result = driver.assemble(built, contributions, f.wallet);
+        const result = driver.assemble({ built, contributions, wallet: f.wallet });
         expect(result, 'assemble at quorum').toMatchObject({ ok: true });
         if (!result.ok) return;
-        const submitted = await driver.submit(f.chain, result.blob);
+        const submitted = await driver.submit({ chain: f.chain, blob: result.blob });
         expect(submitted, `submit: ${'message' in submitted ? submitted.message : ''}`).toMatchObject({ status: 'submitted' });
         const done = await confirmed(f.chain, result.txHash, built);
         expect(done, 'confirm').toMatchObject({ status: 'confirmed' });
@@ -697,7 +728,7 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
       c.group === 'submit' || c.group === 'operations'
         ? caps.submit
         : c.group === 'fate'
-          ? caps.submit && typeof driver.payloadFate === 'function'
+          ? caps.submit
           : c.group === 'reads'
             ? caps.reads
             : true,

@@ -18,18 +18,31 @@ import { defineChainDriver, defineChainSigner } from '../driver/define.js';
 import { assembleContributions, type ContributionProblem } from '../driver/tally.js';
 import type {
   AddressCheck,
+  AssembleInput,
   AssembleResult,
   Balance,
-  BuildInput,
+  BalancesInput,
+  BuildPayloadInput,
   BuiltPayload,
   ChainDriver,
+  ChainProtectFacts,
   ChainSigner,
+  ConfirmInput,
   ConfirmResult,
   ControlState,
+  ControlStateInput,
+  DeriveAddressInput,
+  FeeInput,
   FeeQuote,
+  FetchParamsInput,
+  FetchProtectInputsInput,
   PayloadFate,
+  PayloadFateInput,
+  SignPayloadInput,
   SigningKey,
+  SubmitInput,
   SubmitResult,
+  ValidateAddressInput,
 } from '../driver/types.js';
 import type { Contribution } from '../schemas/sign.js';
 import { WalletDescriptorSchema, type ChainParams, type SignerDesc, type WalletDescriptor } from '../schemas/wallet.js';
@@ -73,7 +86,7 @@ export type MemorySigner = ChainSigner & { readonly family: 'memory' };
  * const ledger = new MemoryLedger()
  * const driver = createMemoryDriver({ ledger })
  * const { wallet } = memoryWallet({ ledger, members: 3, quorum: 2 })
- * const params = await driver.fetchParams(wallet)
+ * const params = await driver.fetchParams({ wallet })
  * const built = driver.buildPayload({ intent: normalizeIntent({ wallet: wallet.wallet, destination, amount: '5' }), wallet, params })
  */
 export function createMemoryDriver(options: MemoryDriverOptions): MemoryDriver {
@@ -120,16 +133,14 @@ export function createMemoryDriver(options: MemoryDriverOptions): MemoryDriver {
     paramsKind: 'xrpl',
     operations: Object.freeze(['transfer'] as const),
 
-    validateAddress(chain: string, address: string): AddressCheck {
+    validateAddress({ chain, address }: ValidateAddressInput): AddressCheck {
       if (!chains.includes(chain)) return { valid: false, reason: `${name} does not serve chain ${chain}` };
       const problem = memoryAddressProblem(address);
-      return problem ? { valid: false, reason: problem } : { valid: true, normalized: address };
+      // Memory addresses carry no network tag: the same address is valid on every memory chain.
+      return problem ? { valid: false, reason: problem } : { valid: true, normalized: address, network: null };
     },
 
-    // Memory addresses carry no network tag: the same address is valid on every memory chain.
-    networkOf: () => null,
-
-    async fetchParams(wallet: WalletDescriptor): Promise<ChainParams> {
+    async fetchParams({ wallet }: FetchParamsInput): Promise<ChainParams> {
       const { ledger, control } = multisig(wallet);
       const info = await rpc(ledger, 'params', () => ledger.rpc.params(control.address));
       return {
@@ -141,13 +152,13 @@ export function createMemoryDriver(options: MemoryDriverOptions): MemoryDriver {
       };
     },
 
-    async fetchProtectInputs(_intent, wallet) {
+    async fetchProtectInputs({ intent, wallet }: FetchProtectInputsInput): Promise<ChainProtectFacts> {
       served(wallet.chain);
-      // No contracts and no issued tokens on a memory ledger: nothing for the EVM or token guards.
-      return { evm_code: [], onchain_symbol: null, token_owner_burned: false };
+      // No code at memory addresses and no issued tokens: nothing for the code or token guards.
+      return { destination: { address: intent.destination, hasCode: null, codeHash: null }, issuer: null, assetSymbol: null, issuerKeyBurned: false };
     },
 
-    buildPayload({ intent, wallet, params }: BuildInput): BuiltPayload {
+    buildPayload({ intent, wallet, params }: BuildPayloadInput): BuiltPayload {
       const { control } = multisig(wallet);
       const bad = (path: string, message: string): never => {
         throw new ValidationError('intent', [{ path, message }]);
@@ -193,7 +204,7 @@ export function createMemoryDriver(options: MemoryDriverOptions): MemoryDriver {
       };
     },
 
-    assemble(built: BuiltPayload, contributions: readonly Contribution[], wallet: WalletDescriptor): AssembleResult {
+    assemble({ built, contributions, wallet }: AssembleInput): AssembleResult {
       const { control } = multisig(wallet);
       const payload = payloadOf(built);
       if (payload.account !== control.address || payload.chain !== wallet.chain) {
@@ -215,7 +226,7 @@ export function createMemoryDriver(options: MemoryDriverOptions): MemoryDriver {
       });
     },
 
-    async submit(chain: string, blob: string): Promise<SubmitResult> {
+    async submit({ chain, blob }: SubmitInput): Promise<SubmitResult> {
       const ledger = served(chain);
       const out = await rpc(ledger, 'submit', () => ledger.rpc.submit(blob));
       return out.accepted
@@ -223,7 +234,7 @@ export function createMemoryDriver(options: MemoryDriverOptions): MemoryDriver {
         : { status: 'rejected', txHash: out.hash, code: out.code, message: out.message, retriable: out.retriable };
     },
 
-    async confirm(chain: string, txHash: string, built: BuiltPayload): Promise<ConfirmResult> {
+    async confirm({ chain, txHash, built }: ConfirmInput): Promise<ConfirmResult> {
       const ledger = served(chain);
       const payload = payloadOf(built);
       const status = await rpc(ledger, 'tx', () => ledger.rpc.txStatus(txHash));
@@ -240,7 +251,7 @@ export function createMemoryDriver(options: MemoryDriverOptions): MemoryDriver {
       return { status: 'pending', txHash };
     },
 
-    async payloadFate(chain: string, built: BuiltPayload): Promise<PayloadFate> {
+    async payloadFate({ chain, built }: PayloadFateInput): Promise<PayloadFate> {
       const ledger = served(chain);
       const payload = payloadOf(built);
       // Looked up by account and sequence, never by a hash: the hash depends on the signatures.
@@ -256,17 +267,17 @@ export function createMemoryDriver(options: MemoryDriverOptions): MemoryDriver {
     },
 
     // The ledger takes exactly the payload's `fee` from the account, on success or failure.
-    fee: (built: BuiltPayload): FeeQuote => ({ amount: BigInt(payloadOf(built).fee), unit: `minor units of ${MEMORY_NATIVE.symbol}` }),
+    fee: ({ built }: FeeInput): FeeQuote => ({ amount: BigInt(payloadOf(built).fee), unit: `minor units of ${MEMORY_NATIVE.symbol}` }),
     defaultMaxFee: MEMORY_DEFAULT_MAX_FEE,
 
-    async balances(wallet: WalletDescriptor): Promise<Balance[]> {
+    async balances({ wallet }: BalancesInput): Promise<Balance[]> {
       const { ledger, control } = multisig(wallet);
       const account = await rpc(ledger, 'account', () => ledger.rpc.account(control.address));
       if (!account) throw new NotFoundError('account', control.address, { data: { chain: wallet.chain } });
       return [{ asset: 'native', symbol: MEMORY_NATIVE.symbol, amount: account.balance.toString(), decimals: MEMORY_NATIVE.decimals }];
     },
 
-    async controlState(wallet: WalletDescriptor): Promise<ControlState> {
+    async controlState({ wallet }: ControlStateInput): Promise<ControlState> {
       const { ledger, control } = multisig(wallet);
       const account = await rpc(ledger, 'account', () => ledger.rpc.account(control.address));
       if (!account) throw new NotFoundError('account', control.address, { data: { chain: wallet.chain } });
@@ -316,7 +327,7 @@ export interface MemorySignerOptions {
  *
  * @example
  * const signer = createMemorySigner()
- * const contribution = await signer.signPayload(built, keys[0], wallet.control.signers[0].address)
+ * const contribution = await signer.signPayload({ built, key: keys[0], signerAddress: wallet.control.signers[0].address })
  */
 export function createMemorySigner(options: MemorySignerOptions = {}): MemorySigner {
   const chains: readonly string[] = Object.freeze([...(options.chains ?? ['memory:devnet'])]);
@@ -325,12 +336,12 @@ export function createMemorySigner(options: MemorySignerOptions = {}): MemorySig
     name,
     family: MEMORY_FAMILY,
     chains,
-    deriveAddress(chain: string, publicKey: Uint8Array, curve: Curve): string {
+    deriveAddress({ chain, publicKey, curve }: DeriveAddressInput): string {
       if (!chains.includes(chain)) throw new DriverRegistryError('unknown_chain', `${name} does not serve chain ${JSON.stringify(chain)}`);
       if (curve !== 'ed25519') throw new ValidationError('key', [{ path: 'curve', message: 'memory keys are ed25519' }]);
       return memoryAddress(publicKey);
     },
-    async signPayload(built: BuiltPayload, key: SigningKey, signerAddress: string): Promise<Contribution> {
+    async signPayload({ built, key, signerAddress }: SignPayloadInput): Promise<Contribution> {
       const payload = parseWith(MemoryPayloadSchema, built.payload, 'built.payload');
       if (!chains.includes(payload.chain)) throw new DriverRegistryError('unknown_chain', `${name} does not serve chain ${JSON.stringify(payload.chain)}`);
       // Sign only what the payload itself hashes to, never a digest we are merely handed.

@@ -41,15 +41,15 @@ const DEST = memoryAddress(createSoftwareKey(new Uint8Array(32).fill(7)).publicK
 async function signAll(built: BuiltPayload, wallet: WalletDescriptor, keys: SigningKey[], count = keys.length): Promise<Contribution[]> {
   if (wallet.control.kind !== 'native_multisig') throw new Error('native only');
   const signers = wallet.control.signers;
-  return Promise.all(keys.slice(0, count).map((k, i) => signer.signPayload(built, k, signers[i]?.address ?? '')));
+  return Promise.all(keys.slice(0, count).map((k, i) => signer.signPayload({ built, key: k, signerAddress: signers[i]?.address ?? '' })));
 }
 
 /** A 2-of-3 wallet, a built transfer of `amount` and a blob signed at quorum. */
 async function ready(amount = '5000', extra: { balance?: bigint } = {}) {
   const w = memoryWallet({ ledger, members: 3, quorum: 2, ...extra });
-  const params = await driver.fetchParams(w.wallet);
+  const params = await driver.fetchParams({ wallet: w.wallet });
   const built = driver.buildPayload({ intent: normalizeIntent({ wallet: w.wallet.wallet, destination: DEST, amount }), wallet: w.wallet, params });
-  const result = driver.assemble(built, await signAll(built, w.wallet, w.keys, 2), w.wallet);
+  const result = driver.assemble({ built, contributions: await signAll(built, w.wallet, w.keys, 2), wallet: w.wallet });
   if (!result.ok) throw new Error('not at quorum');
   return { ...w, params, built, result: result as Extract<AssembleResult, { ok: true }> };
 }
@@ -65,19 +65,19 @@ describe('memory ledger faults (each observable through the driver)', () => {
   it('fetchParamsError makes fetchParams throw a TransportError, then clears', async () => {
     const { wallet } = memoryWallet({ ledger });
     ledger.faults.fetchParamsError = true;
-    await expect(driver.fetchParams(wallet)).rejects.toBeInstanceOf(TransportError);
+    await expect(driver.fetchParams({ wallet })).rejects.toBeInstanceOf(TransportError);
     ledger.faults.fetchParamsError = new Error('ECONNREFUSED');
-    const err = await driver.fetchParams(wallet).catch((e: unknown) => e);
+    const err = await driver.fetchParams({ wallet }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TransportError);
     expect((err as TransportError).cause).toMatchObject({ message: 'ECONNREFUSED' });
     ledger.resetFaults();
-    await expect(driver.fetchParams(wallet)).resolves.toMatchObject({ kind: 'xrpl', sequence: 1, network_id: null });
+    await expect(driver.fetchParams({ wallet })).resolves.toMatchObject({ kind: 'xrpl', sequence: 1, network_id: null });
   });
 
   it('submitError throws before the ledger sees the blob', async () => {
     const { result } = await ready();
     ledger.faults.submitError = true;
-    await expect(driver.submit(ledger.chain, result.blob)).rejects.toBeInstanceOf(TransportError);
+    await expect(driver.submit({ chain: ledger.chain, blob: result.blob })).rejects.toBeInstanceOf(TransportError);
     expect(ledger.tx(result.txHash)).toBeNull();
     expect(ledger.balance(DEST)).toBe(0n);
   });
@@ -85,7 +85,7 @@ describe('memory ledger faults (each observable through the driver)', () => {
   it('submitReject answers with the injected code and applies nothing', async () => {
     const { result } = await ready();
     ledger.faults.submitReject = { code: 'overloaded', retriable: true };
-    await expect(driver.submit(ledger.chain, result.blob)).resolves.toMatchObject({
+    await expect(driver.submit({ chain: ledger.chain, blob: result.blob })).resolves.toMatchObject({
       status: 'rejected',
       code: 'overloaded',
       retriable: true,
@@ -96,21 +96,21 @@ describe('memory ledger faults (each observable through the driver)', () => {
 
   it('confirmPending keeps N polls pending, then confirm sees the applied tx', async () => {
     const { built, result } = await ready();
-    await driver.submit(ledger.chain, result.blob);
+    await driver.submit({ chain: ledger.chain, blob: result.blob });
     ledger.faults.confirmPending = 2;
-    await expect(driver.confirm(ledger.chain, result.txHash, built)).resolves.toEqual({ status: 'pending', txHash: result.txHash });
-    await expect(driver.confirm(ledger.chain, result.txHash, built)).resolves.toEqual({ status: 'pending', txHash: result.txHash });
-    await expect(driver.confirm(ledger.chain, result.txHash, built)).resolves.toMatchObject({ status: 'confirmed', code: 'ok' });
+    await expect(driver.confirm({ chain: ledger.chain, txHash: result.txHash, built })).resolves.toEqual({ status: 'pending', txHash: result.txHash });
+    await expect(driver.confirm({ chain: ledger.chain, txHash: result.txHash, built })).resolves.toEqual({ status: 'pending', txHash: result.txHash });
+    await expect(driver.confirm({ chain: ledger.chain, txHash: result.txHash, built })).resolves.toMatchObject({ status: 'confirmed', code: 'ok' });
   });
 
   it('dropSubmit: accepted, never applied, pending until expiry, then failed and dead', async () => {
     const { built, result, address } = await ready();
     const before = ledger.balance(address);
     ledger.faults.dropSubmit = true;
-    await expect(driver.submit(ledger.chain, result.blob)).resolves.toMatchObject({ status: 'submitted', txHash: result.txHash });
-    await expect(driver.confirm(ledger.chain, result.txHash, built)).resolves.toMatchObject({ status: 'pending' });
+    await expect(driver.submit({ chain: ledger.chain, blob: result.blob })).resolves.toMatchObject({ status: 'submitted', txHash: result.txHash });
+    await expect(driver.confirm({ chain: ledger.chain, txHash: result.txHash, built })).resolves.toMatchObject({ status: 'pending' });
     ledger.close(MEMORY_EXPIRY_LEDGERS + 1);
-    await expect(driver.confirm(ledger.chain, result.txHash, built)).resolves.toMatchObject({ status: 'failed', code: 'expired', dead: true });
+    await expect(driver.confirm({ chain: ledger.chain, txHash: result.txHash, built })).resolves.toMatchObject({ status: 'failed', code: 'expired', dead: true });
     expect(ledger.tx(result.txHash)).toBeNull();
     expect(ledger.balance(address)).toBe(before);
     expect(ledger.balance(DEST)).toBe(0n);
@@ -119,23 +119,23 @@ describe('memory ledger faults (each observable through the driver)', () => {
   it('payloadFate: live, then applied; a rival at the same sequence is dead; expiry is dead; historyError throws', async () => {
     const { wallet, built, result, params } = await ready('10');
     const rival = driver.buildPayload({ intent: normalizeIntent({ wallet: wallet.wallet, destination: DEST, amount: '11' }), wallet, params });
-    await expect(driver.payloadFate?.(ledger.chain, built)).resolves.toMatchObject({ fate: 'live', code: 'pending' });
-    await driver.submit(ledger.chain, result.blob);
-    await expect(driver.payloadFate?.(ledger.chain, built)).resolves.toMatchObject({ fate: 'applied' });
-    await expect(driver.payloadFate?.(ledger.chain, rival)).resolves.toMatchObject({ fate: 'dead', code: 'sequence_consumed' });
-    const later = await driver.fetchParams(wallet);
+    await expect(driver.payloadFate({ chain: ledger.chain, built })).resolves.toMatchObject({ fate: 'live', code: 'pending' });
+    await driver.submit({ chain: ledger.chain, blob: result.blob });
+    await expect(driver.payloadFate({ chain: ledger.chain, built })).resolves.toMatchObject({ fate: 'applied' });
+    await expect(driver.payloadFate({ chain: ledger.chain, built: rival })).resolves.toMatchObject({ fate: 'dead', code: 'sequence_consumed' });
+    const later = await driver.fetchParams({ wallet });
     const next = driver.buildPayload({ intent: normalizeIntent({ wallet: wallet.wallet, destination: DEST, amount: '12' }), wallet, params: later });
     ledger.close(MEMORY_EXPIRY_LEDGERS + 1);
-    await expect(driver.payloadFate?.(ledger.chain, next)).resolves.toMatchObject({ fate: 'dead', code: 'expired' });
+    await expect(driver.payloadFate({ chain: ledger.chain, built: next })).resolves.toMatchObject({ fate: 'dead', code: 'expired' });
     ledger.faults.historyError = true;
-    await expect(driver.payloadFate?.(ledger.chain, next)).rejects.toBeInstanceOf(TransportError);
+    await expect(driver.payloadFate({ chain: ledger.chain, built: next })).rejects.toBeInstanceOf(TransportError);
   });
 
   it('latencyMs delays every rpc call', async () => {
     const { wallet } = memoryWallet({ ledger });
     ledger.faults.latencyMs = 40;
     const t0 = performance.now();
-    await driver.balances(wallet);
+    await driver.balances({ wallet });
     expect(performance.now() - t0).toBeGreaterThanOrEqual(35);
   });
 });
@@ -144,7 +144,7 @@ describe('the memory ledger verifies what it applies', () => {
   it('applies a quorum-signed transfer: amount to the destination, amount + fee from the wallet, sequence + 1', async () => {
     const { result, address, params } = await ready('5000');
     const before = ledger.balance(address);
-    await expect(driver.submit(ledger.chain, result.blob)).resolves.toMatchObject({ status: 'submitted', code: 'ok' });
+    await expect(driver.submit({ chain: ledger.chain, blob: result.blob })).resolves.toMatchObject({ status: 'submitted', code: 'ok' });
     expect(ledger.balance(DEST)).toBe(5000n);
     expect(ledger.balance(address)).toBe(before - 5000n - BigInt(params.kind === 'xrpl' ? params.base_fee_drops : 0));
     expect(ledger.account(address)?.sequence).toBe(2);
@@ -156,81 +156,81 @@ describe('the memory ledger verifies what it applies', () => {
     const tampered = reencode(result.blob, (e) => {
       e.payload.amount = '5000000';
     });
-    await expect(driver.submit(ledger.chain, tampered)).resolves.toMatchObject({ status: 'rejected', code: 'bad_signature', retriable: false });
+    await expect(driver.submit({ chain: ledger.chain, blob: tampered })).resolves.toMatchObject({ status: 'rejected', code: 'bad_signature', retriable: false });
     expect(ledger.balance(DEST)).toBe(0n);
   });
 
   it('rejects a blob that is not base64url JSON as malformed', async () => {
-    await expect(driver.submit(ledger.chain, 'not a blob!')).resolves.toMatchObject({ status: 'rejected', code: 'malformed' });
+    await expect(driver.submit({ chain: ledger.chain, blob: 'not a blob!' })).resolves.toMatchObject({ status: 'rejected', code: 'malformed' });
   });
 
   it('rejects under-quorum, duplicate signers, non-members and a key that does not match its address', async () => {
     const { result, keys, built } = await ready();
     const under = reencode(result.blob, (e) => void e.signatures.pop());
-    await expect(driver.submit(ledger.chain, under)).resolves.toMatchObject({ code: 'under_quorum' });
+    await expect(driver.submit({ chain: ledger.chain, blob: under })).resolves.toMatchObject({ code: 'under_quorum' });
     const dup = reencode(result.blob, (e) => {
       e.signatures = [e.signatures[0]!, e.signatures[0]!];
     });
-    await expect(driver.submit(ledger.chain, dup)).resolves.toMatchObject({ code: 'duplicate_signer' });
+    await expect(driver.submit({ chain: ledger.chain, blob: dup })).resolves.toMatchObject({ code: 'duplicate_signer' });
     const outsider = createSoftwareKey();
-    const stranger = await signer.signPayload(built, outsider, memoryAddress(outsider.publicKey));
+    const stranger = await signer.signPayload({ built, key: outsider, signerAddress: memoryAddress(outsider.publicKey) });
     const foreign = reencode(result.blob, (e) => {
       e.signatures.push({ address: stranger.signer_address, public_key: stranger.public_key.hex, signature: stranger.signature.hex });
     });
-    await expect(driver.submit(ledger.chain, foreign)).resolves.toMatchObject({ code: 'not_a_signer' });
+    await expect(driver.submit({ chain: ledger.chain, blob: foreign })).resolves.toMatchObject({ code: 'not_a_signer' });
     const swapped = reencode(result.blob, (e) => {
       e.signatures[0]!.public_key = Buffer.from(keys[2]!.publicKey).toString('hex');
     });
-    await expect(driver.submit(ledger.chain, swapped)).resolves.toMatchObject({ code: 'key_mismatch' });
+    await expect(driver.submit({ chain: ledger.chain, blob: swapped })).resolves.toMatchObject({ code: 'key_mismatch' });
     expect(ledger.balance(DEST)).toBe(0n);
   });
 
   it('rejects a replay of an applied blob as already_applied, moving funds once', async () => {
     const { result } = await ready('700');
-    await driver.submit(ledger.chain, result.blob);
-    await expect(driver.submit(ledger.chain, result.blob)).resolves.toMatchObject({ status: 'rejected', code: 'already_applied' });
+    await driver.submit({ chain: ledger.chain, blob: result.blob });
+    await expect(driver.submit({ chain: ledger.chain, blob: result.blob })).resolves.toMatchObject({ status: 'rejected', code: 'already_applied' });
     expect(ledger.balance(DEST)).toBe(700n);
   });
 
   it('rejects a stale sequence (past) and a future one (retriable); confirm calls the stale tx dead', async () => {
     const w = memoryWallet({ ledger, members: 2, quorum: 2 });
-    const params = await driver.fetchParams(w.wallet);
+    const params = await driver.fetchParams({ wallet: w.wallet });
     const build = (amount: string, p = params) =>
       driver.buildPayload({ intent: normalizeIntent({ wallet: w.wallet.wallet, destination: DEST, amount }), wallet: w.wallet, params: p });
     const first = build('1');
     const second = build('2'); // same sequence: only one of them can land
-    const a = driver.assemble(first, await signAll(first, w.wallet, w.keys), w.wallet);
-    const b = driver.assemble(second, await signAll(second, w.wallet, w.keys), w.wallet);
+    const a = driver.assemble({ built: first, contributions: await signAll(first, w.wallet, w.keys), wallet: w.wallet });
+    const b = driver.assemble({ built: second, contributions: await signAll(second, w.wallet, w.keys), wallet: w.wallet });
     if (!a.ok || !b.ok) throw new Error('quorum');
-    await driver.submit(ledger.chain, a.blob);
-    await expect(driver.submit(ledger.chain, b.blob)).resolves.toMatchObject({ code: 'past_sequence', retriable: false });
-    await expect(driver.confirm(ledger.chain, b.txHash, second)).resolves.toMatchObject({ status: 'failed', code: 'sequence_consumed', dead: true });
+    await driver.submit({ chain: ledger.chain, blob: a.blob });
+    await expect(driver.submit({ chain: ledger.chain, blob: b.blob })).resolves.toMatchObject({ code: 'past_sequence', retriable: false });
+    await expect(driver.confirm({ chain: ledger.chain, txHash: b.txHash, built: second })).resolves.toMatchObject({ status: 'failed', code: 'sequence_consumed', dead: true });
     if (params.kind !== 'xrpl') throw new Error('kind');
     const ahead = build('3', { ...params, sequence: params.sequence + 5, last_ledger_sequence: ledger.index + 10 });
-    const c = driver.assemble(ahead, await signAll(ahead, w.wallet, w.keys), w.wallet);
+    const c = driver.assemble({ built: ahead, contributions: await signAll(ahead, w.wallet, w.keys), wallet: w.wallet });
     if (!c.ok) throw new Error('quorum');
-    await expect(driver.submit(ledger.chain, c.blob)).resolves.toMatchObject({ code: 'future_sequence', retriable: true });
+    await expect(driver.submit({ chain: ledger.chain, blob: c.blob })).resolves.toMatchObject({ code: 'future_sequence', retriable: true });
   });
 
   it('rejects a payload past its last_ledger as expired', async () => {
     const { result, built } = await ready();
     ledger.close(MEMORY_EXPIRY_LEDGERS + 1);
-    await expect(driver.submit(ledger.chain, result.blob)).resolves.toMatchObject({ status: 'rejected', code: 'expired' });
-    await expect(driver.confirm(ledger.chain, result.txHash, built)).resolves.toMatchObject({ status: 'failed', dead: true });
+    await expect(driver.submit({ chain: ledger.chain, blob: result.blob })).resolves.toMatchObject({ status: 'rejected', code: 'expired' });
+    await expect(driver.confirm({ chain: ledger.chain, txHash: result.txHash, built })).resolves.toMatchObject({ status: 'failed', dead: true });
   });
 
   it('rejects a transfer larger than the balance as insufficient_balance', async () => {
     const { result } = await ready('1000', { balance: 500n });
-    await expect(driver.submit(ledger.chain, result.blob)).resolves.toMatchObject({ status: 'rejected', code: 'insufficient_balance' });
+    await expect(driver.submit({ chain: ledger.chain, blob: result.blob })).resolves.toMatchObject({ status: 'rejected', code: 'insufficient_balance' });
   });
 
   it('refuses account_flags even when properly signed (the ledger implements transfer only)', async () => {
     const { built: transfer, wallet, keys } = await ready();
     const payload = { ...(transfer.payload as MemoryPayload), op: 'account_flags' };
     const built = { payload, digest: memoryDigest(payload), summary: 'flags' };
-    const result = driver.assemble(built, await signAll(built, wallet, keys, 2), wallet);
+    const result = driver.assemble({ built, contributions: await signAll(built, wallet, keys, 2), wallet });
     if (!result.ok) throw new Error('quorum');
-    await expect(driver.submit(ledger.chain, result.blob)).resolves.toMatchObject({ status: 'rejected', code: 'unsupported_op' });
+    await expect(driver.submit({ chain: ledger.chain, blob: result.blob })).resolves.toMatchObject({ status: 'rejected', code: 'unsupported_op' });
   });
 
   it('the tx hash is over the canonical content, not the encoding', async () => {
@@ -243,7 +243,7 @@ describe('the memory ledger verifies what it applies', () => {
 describe('memory driver and signer', () => {
   it('buildPayload refuses other operations with a ValidationError naming operation.op', async () => {
     const { wallet } = memoryWallet({ ledger });
-    const params = await driver.fetchParams(wallet);
+    const params = await driver.fetchParams({ wallet });
     const intent = normalizeIntent({ wallet: wallet.wallet, destination: DEST, amount: '1', operation: { op: 'account_flags', set: 8 } });
     const err = (() => {
       try {
@@ -258,7 +258,7 @@ describe('memory driver and signer', () => {
 
   it('buildPayload refuses a non-native asset, a bad destination and a self-transfer', async () => {
     const { wallet, address } = memoryWallet({ ledger });
-    const params = await driver.fetchParams(wallet);
+    const params = await driver.fetchParams({ wallet });
     const build = (req: Record<string, unknown>) => () =>
       driver.buildPayload({ intent: normalizeIntent({ wallet: wallet.wallet, destination: DEST, amount: '1', ...req }), wallet, params });
     expect(build({ asset_symbol: 'USD' })).toThrow(/asset_symbol/);
@@ -277,8 +277,8 @@ describe('memory driver and signer', () => {
     if (wallet.control.kind !== 'native_multisig') throw new Error('kind');
     const member = wallet.control.signers[0]!.address;
     const lie = { ...built, digest: 'ab'.repeat(32) };
-    await expect(signer.signPayload(lie, keys[0]!, member)).rejects.toMatchObject({ reason: 'digest_mismatch' });
-    await expect(signer.signPayload(built, keys[1]!, member)).rejects.toBeInstanceOf(SignerRefusedError);
+    await expect(signer.signPayload({ built: lie, key: keys[0]!, signerAddress: member })).rejects.toMatchObject({ reason: 'digest_mismatch' });
+    await expect(signer.signPayload({ built, key: keys[1]!, signerAddress: member })).rejects.toBeInstanceOf(SignerRefusedError);
   });
 
   it('serves exactly its chains', async () => {
@@ -286,8 +286,8 @@ describe('memory driver and signer', () => {
     const both = createMemoryDriver({ ledger: [ledger, testnet] });
     expect(both.chains).toEqual(['memory:devnet', 'memory:testnet']);
     const { result } = await ready();
-    await expect(driver.submit('memory:testnet', result.blob)).rejects.toMatchObject({ reason: 'unknown_chain' });
-    expect(driver.validateAddress('memory:testnet', DEST)).toMatchObject({ valid: false });
+    await expect(driver.submit({ chain: 'memory:testnet', blob: result.blob })).rejects.toMatchObject({ reason: 'unknown_chain' });
+    expect(driver.validateAddress({ chain: 'memory:testnet', address: DEST })).toMatchObject({ valid: false });
     expect(() => createMemoryDriver({ ledger, chains: ['memory:mainnet'] })).toThrow(/no ledger/);
   });
 
@@ -358,8 +358,8 @@ describe('the conformance suite catches broken drivers', () => {
   it('a driver that reports confirmed without the ledger applying fails the independent read', async () => {
     const liar = defineChainDriver({
       ...driver,
-      submit: async (_chain: string, blob: string) => ({ status: 'submitted' as const, txHash: txHashOfBlob(blob), code: 'ok' }),
-      confirm: async (_chain: string, txHash: string) => ({ status: 'confirmed' as const, txHash, code: 'ok' }),
+      submit: async ({ chain: _chain, blob }) => ({ status: 'submitted' as const, txHash: txHashOfBlob(blob), code: 'ok' }),
+      confirm: async ({ chain: _chain, txHash }) => ({ status: 'confirmed' as const, txHash, code: 'ok' }),
     });
     await expect(check(liar, 'submit + confirm')).rejects.toThrow(/independent reader: destination balance/);
   });
@@ -391,8 +391,8 @@ describe('the conformance suite catches broken drivers', () => {
   it('an assemble that counts a repeated contribution twice fails', async () => {
     const doubleCounter = defineChainDriver({
       ...driver,
-      assemble: (built, contributions, wallet) => {
-        const r = driver.assemble(built, contributions, wallet);
+      assemble: ({ built, contributions, wallet }) => {
+        const r = driver.assemble({ built, contributions, wallet });
         if (r.ok || wallet.control.kind !== 'native_multisig') return r;
         const weights = new Map(wallet.control.signers.map((s) => [s.address, s.weight]));
         return { ...r, weight: contributions.reduce((s, c) => s + (weights.get(c.signer_address) ?? 0), 0), invalid: [] };
@@ -405,8 +405,8 @@ describe('the conformance suite catches broken drivers', () => {
     // The XRPL driver's old tally: a repeat of a counted member was dropped silently.
     const silent = defineChainDriver({
       ...driver,
-      assemble: (built, contributions, wallet) => {
-        const r = driver.assemble(built, contributions, wallet);
+      assemble: ({ built, contributions, wallet }) => {
+        const r = driver.assemble({ built, contributions, wallet });
         return r.ok ? r : { ...r, invalid: r.invalid.filter((x) => x.reason !== 'duplicate') };
       },
     });
@@ -417,9 +417,9 @@ describe('the conformance suite catches broken drivers', () => {
     // The example driver's old tally: `c.signer_address` on null is a TypeError.
     const brittle = defineChainDriver({
       ...driver,
-      assemble: (built, contributions, wallet) => {
+      assemble: ({ built, contributions, wallet }) => {
         for (const c of contributions) if (typeof c.signer_address !== 'string') throw new TypeError('bad contribution');
-        return driver.assemble(built, contributions, wallet);
+        return driver.assemble({ built, contributions, wallet });
       },
     });
     await expect(check(brittle, 'malformed contributions')).rejects.toThrow(/not a throw/);
@@ -428,11 +428,11 @@ describe('the conformance suite catches broken drivers', () => {
   it('an assemble that strips unknown members and counts the rest fails the malformed check', async () => {
     const lenient = defineChainDriver({
       ...driver,
-      assemble: (built, contributions, wallet) => {
+      assemble: ({ built, contributions, wallet }) => {
         const trimmed = contributions.map((c) =>
           c !== null && typeof c === 'object' && !Array.isArray(c) ? { signer_address: c.signer_address, public_key: c.public_key, signature: c.signature } : c,
         );
-        return driver.assemble(built, trimmed, wallet);
+        return driver.assemble({ built, contributions: trimmed, wallet });
       },
     });
     await expect(check(lenient, 'malformed contributions')).rejects.toThrow(/no malformed variant may count/);
@@ -441,8 +441,8 @@ describe('the conformance suite catches broken drivers', () => {
   it('an assemble that reports free-text reasons instead of the published set fails', async () => {
     const prose = defineChainDriver({
       ...driver,
-      assemble: (built, contributions, wallet) => {
-        const r = driver.assemble(built, contributions, wallet);
+      assemble: ({ built, contributions, wallet }) => {
+        const r = driver.assemble({ built, contributions, wallet });
         return r.ok ? r : { ...r, invalid: r.invalid.map((x) => ({ ...x, reason: x.detail as 'bad_signature' })) };
       },
     });
@@ -453,7 +453,7 @@ describe('the conformance suite catches broken drivers', () => {
   it('attack: an assemble that checks the signature but not whose key it is counts a relabelled signature, and fails', async () => {
     const careless = defineChainDriver({
       ...driver,
-      assemble: (built, contributions, wallet) =>
+      assemble: ({ built, contributions, wallet }) =>
         assembleContributions({
           contributions,
           wallet,
@@ -472,12 +472,12 @@ describe('the conformance suite catches broken drivers', () => {
     // Checks membership but forgets to verify signatures.
     const trusting = defineChainDriver({
       ...driver,
-      assemble: (built, contributions, wallet) => {
+      assemble: ({ built, contributions, wallet }) => {
         if (wallet.control.kind !== 'native_multisig') throw new Error('kind');
         const { signers, quorum } = wallet.control;
         const members = signers.filter((s) => contributions.some((c) => c.signer_address === s.address));
         const weight = members.reduce((sum, m) => sum + m.weight, 0);
-        if (weight < quorum) return driver.assemble(built, contributions, wallet);
+        if (weight < quorum) return driver.assemble({ built, contributions, wallet });
         const envelope = {
           payload: built.payload as MemoryPayload,
           signatures: contributions.map((c) => ({ address: c.signer_address, public_key: c.public_key.hex, signature: c.signature.hex })),
@@ -489,13 +489,12 @@ describe('the conformance suite catches broken drivers', () => {
   });
 
   it('a payloadFate that calls an applied payload dead fails (a signer would sign a second payment)', async () => {
-    const probe = driver.payloadFate?.bind(driver);
-    if (!probe) throw new Error('memory driver has payloadFate');
+    const probe = driver.payloadFate.bind(driver);
     const careless = defineChainDriver({
       ...driver,
       // Looks the payload up by its digest as if it were the transaction hash: never finds it.
-      payloadFate: async (chain: string, built: BuiltPayload) => {
-        const r = await probe(chain, built);
+      payloadFate: async ({ chain, built }) => {
+        const r = await probe({ chain, built });
         return r.fate === 'applied' ? { fate: 'dead' as const, code: 'sequence_consumed' } : r;
       },
     });
@@ -503,28 +502,36 @@ describe('the conformance suite catches broken drivers', () => {
     await expect(check(careless, 'payloadFate: a payload whose sequence')).rejects.toThrow(/the payload that landed/);
   });
 
-  it('a payloadFate that never says dead fails the rival check; a driver without payloadFate skips the fate group', async () => {
-    const probe = driver.payloadFate?.bind(driver);
-    if (!probe) throw new Error('memory driver has payloadFate');
+  it('a payloadFate that never says dead fails the rival check', async () => {
+    const probe = driver.payloadFate.bind(driver);
     const timid = defineChainDriver({
       ...driver,
-      payloadFate: async (chain: string, built: BuiltPayload) => {
-        const r = await probe(chain, built);
+      payloadFate: async ({ chain, built }) => {
+        const r = await probe({ chain, built });
         return r.fate === 'dead' ? { fate: 'live' as const, code: 'pending' } : r;
       },
     });
     await expect(check(timid, 'payloadFate: a payload whose sequence')).rejects.toThrow(/can never land/);
+  });
+
+  it('attack: a driver without payloadFate (a signer could sign a second payment for one intent) fails the suite, and defineChainDriver refuses it', async () => {
     const { payloadFate: _omit, ...rest } = driver;
-    const without = defineChainDriver(rest as ChainDriver);
+    const without = rest as unknown as ChainDriver;
+    expect(() => defineChainDriver(without)).toThrow(/payloadFate must be a function/);
+    await expect(check(without, 'driver and signer have every required method')).rejects.toThrow(/driver\.payloadFate/);
+    // The fate group is not skipped for it: it runs, and fails.
     const fate = conformanceChecks(options(without)).filter((c) => c.group === 'fate');
     expect(fate.length).toBe(2);
-    expect(fate.every((c) => !c.enabled)).toBe(true);
+    expect(fate.every((c) => c.enabled)).toBe(true);
+    for (const c of fate) await expect(c.run()).rejects.toThrow(/has no payloadFate: it is required/);
+    // The same driver with it passes the method check.
+    await expect(check(driver, 'driver and signer have every required method')).resolves.toBeUndefined();
   });
 
   it('balances that disagree with the ledger fail the independent read', async () => {
     const inflated = defineChainDriver({
       ...driver,
-      balances: async (wallet) => (await driver.balances(wallet)).map((b) => ({ ...b, amount: (BigInt(b.amount) + 1n).toString() })),
+      balances: async ({ wallet }) => (await driver.balances({ wallet })).map((b) => ({ ...b, amount: (BigInt(b.amount) + 1n).toString() })),
     });
     await expect(check(inflated, 'balances agree')).rejects.toThrow(/independent read/);
   });
@@ -532,13 +539,13 @@ describe('the conformance suite catches broken drivers', () => {
   it('a controlState that misreports the quorum fails', async () => {
     const wrong = defineChainDriver({
       ...driver,
-      controlState: async (wallet) => ({ ...(await driver.controlState(wallet)), quorum: 1 }),
+      controlState: async ({ wallet }) => ({ ...(await driver.controlState({ wallet })), quorum: 1 }),
     });
     await expect(check(wrong, 'controlState agrees')).rejects.toThrow(/quorum/);
   });
 
   it('a driver that accepts any string as an address fails', async () => {
-    const lax = defineChainDriver({ ...driver, validateAddress: (_chain: string, address: string) => ({ valid: true as const, normalized: address }) });
+    const lax = defineChainDriver({ ...driver, validateAddress: ({ address }) => ({ valid: true as const, normalized: address, network: null }) });
     await expect(check(lax, 'validateAddress rejects')).rejects.toThrow(/must be invalid/);
   });
 

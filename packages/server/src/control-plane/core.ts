@@ -5,7 +5,7 @@
  * writer of intents and receipts, and the locks that order operations (one intent at a time; one
  * change of state.json at a time).
  */
-import { DriverRegistry, intentLifetime, InternalError, NotFoundError, preparePolicy, sha256Hex, ValidationError, type ChainDriver, type IntentLifetime, type PolicySet, type WalletDescriptor } from '@vault/sdk';
+import { assertChainDriver, DriverRegistry, intentLifetime, InternalError, NotFoundError, preparePolicy, sha256Hex, ValidationError, type ChainDriver, type IntentLifetime, type PolicySet, type WalletDescriptor } from '@vault/sdk';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../http/files.js';
 import { importPlugin, type PluginModule } from '../plugins.js';
@@ -96,11 +96,19 @@ export async function loadDrivers(entries: readonly DriverEntry[], stateDir: str
     if (typeof mod.createDriver !== 'function') {
       throw new ValidationError('state', [{ path: `drivers.${i}.module`, message: `${entry.module} has no export createDriver(options)` }]);
     }
+    let driver: ChainDriver;
     try {
-      out.push(await mod.createDriver(entry.options, { stateDir }));
+      driver = await mod.createDriver(entry.options, { stateDir });
     } catch (e) {
       throw new ValidationError('state', [{ path: `drivers.${i}.options`, message: `createDriver failed: ${(e as Error).message}` }]);
     }
+    try {
+      // As defineChainDriver checks it: no driver without payloadFate, whatever the plugin skipped.
+      assertChainDriver(driver);
+    } catch (e) {
+      throw new ValidationError('state', [{ path: `drivers.${i}.module`, message: (e as Error).message }]);
+    }
+    out.push(driver);
   }
   return out;
 }

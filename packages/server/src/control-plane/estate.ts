@@ -28,7 +28,7 @@ export class Estate {
     const wallets = await Promise.all(
       this.#core.state.wallets.map(async (w) => {
         try {
-          const balances = await this.#core.driverFor(w).balances(w);
+          const balances = await this.#core.driverFor(w).balances({ wallet: w });
           return {
             wallet: w.wallet,
             chain: w.chain,
@@ -54,7 +54,7 @@ export class Estate {
     let state;
     let balances;
     try {
-      [state, balances] = await Promise.all([driver.controlState(w), driver.balances(w)]);
+      [state, balances] = await Promise.all([driver.controlState({ wallet: w }), driver.balances({ wallet: w })]);
     } catch (e) {
       throw new InternalError('reconcile: the ledger could not be read', { cause: e, data: { reason: 'ledger_unreachable' } });
     }
@@ -66,7 +66,7 @@ export class Estate {
     const wallets = await Promise.all(
       this.#core.state.wallets.map(async (w) => {
         try {
-          const s = await this.#core.driverFor(w).controlState(w);
+          const s = await this.#core.driverFor(w).controlState({ wallet: w });
           const total = s.members.reduce((a, m) => a + m.weight, 0);
           const heaviest = s.members.reduce((a, m) => Math.max(a, m.weight), 0);
           const survives = s.quorum > 0 && total - heaviest >= s.quorum;

@@ -156,10 +156,10 @@ export class Execution {
   async #params(record: IntentRecord, wallet: WalletDescriptor, driver: ChainDriver): Promise<ChainParams> {
     try {
       const prior = record.attempt;
-      if (prior && typeof driver.payloadFate === 'function' && (await driver.payloadFate(wallet.chain, prior.built)).fate === 'live') {
+      if (prior && (await driver.payloadFate({ chain: wallet.chain, built: prior.built })).fate === 'live') {
         return parseWith(ChainParamsSchema, prior.params, 'attempt.params');
       }
-      return await driver.fetchParams(wallet);
+      return await driver.fetchParams({ wallet });
     } catch (e) {
       throw this.#stageFault('params', e);
     }
@@ -228,7 +228,7 @@ export class Execution {
     // 5. assemble
     let assembled;
     try {
-      assembled = driver.assemble(built, contributions, wallet);
+      assembled = driver.assemble({ built, contributions, wallet });
     } catch (e) {
       throw this.#stageFault('assemble', e);
     }
@@ -298,7 +298,7 @@ export class Execution {
     // Already on the ledger (or provably dead)? Then never submit again.
     let first;
     try {
-      first = await driver.confirm(wallet.chain, sub.txHash, sub.built);
+      first = await driver.confirm({ chain: wallet.chain, txHash: sub.txHash, built: sub.built });
     } catch (e) {
       throw this.#stageFault('confirm', e);
     }
@@ -313,14 +313,14 @@ export class Execution {
       // The identical blob (same transaction hash): a ledger applies it at most once.
       let res;
       try {
-        res = await driver.submit(wallet.chain, sub.blob);
+        res = await driver.submit({ chain: wallet.chain, blob: sub.blob });
       } catch (e) {
         // Unknown whether the ledger saw it: stay `submitted`; the next execute resumes.
         throw this.#stageFault('submit', e);
       }
       submitResult = { ...res };
       if (res.status === 'rejected' && res.code !== 'already_applied') {
-        const check = await driver.confirm(wallet.chain, sub.txHash, sub.built).catch(() => null);
+        const check = await driver.confirm({ chain: wallet.chain, txHash: sub.txHash, built: sub.built }).catch(() => null);
         if (check?.status === 'confirmed') return this.#settle(record, wallet, check, submitResult);
         const failed = transition(record, 'failed', this.#core.now(), { attempts: (record.attempts ?? 0) + 1, submission: null, attempt: { params: sub.params, built: sub.built }, execution: { intentId: record.intentId, txHash: sub.txHash, submit: submitResult } as Partial<ExecuteOutcome> });
         await this.#core.writer.commit(record, failed, this.#core.writer.receipt('intent.failed', { intentId: record.intentId, stage: 'submit', code: res.code }, record.intentId));
@@ -332,7 +332,7 @@ export class Execution {
     for (let i = 0; i < attempts; i++) {
       let c;
       try {
-        c = await driver.confirm(wallet.chain, sub.txHash, sub.built);
+        c = await driver.confirm({ chain: wallet.chain, txHash: sub.txHash, built: sub.built });
       } catch (e) {
         throw this.#stageFault('confirm', e);
       }

@@ -16,7 +16,6 @@ import {
   intentExpiresAt,
   isExpired,
   parseInitiator,
-  readPayloadFate,
   RefusedError,
   sameIdentity,
   ValidationError,
@@ -178,7 +177,7 @@ export class Lifecycle {
       return record.status === 'failed' ? 'its last payload is not on record, so it cannot be shown dead' : null;
     }
     const wallet = this.#core.wallet(record.intent.wallet);
-    const { fate, code } = await readPayloadFate(this.#core.driverFor(wallet), wallet.chain, { payload: built.payload, digest: built.digest, summary: built.summary });
+    const { fate, code } = await this.#core.driverFor(wallet).payloadFate({ chain: wallet.chain, built: { payload: built.payload, digest: built.digest, summary: built.summary } });
     return fate === 'dead' ? null : `payload ${built.digest} signed for it is ${fate} on the ledger (${code})`;
   }
 

@@ -8,6 +8,7 @@
 import {
   InternalError,
   MAX_STATEMENTS,
+  protectChainFacts,
   runIntentGuards,
   sameAddress,
   verifyStatements,
@@ -45,16 +46,14 @@ export class Protections {
   }
 
   async protectInputs(record: IntentRecord, wallet: WalletDescriptor, driver: ChainDriver): Promise<ProtectInputs> {
-    const facts = await driver.fetchProtectInputs(record.intent, wallet);
+    const facts = await driver.fetchProtectInputs({ intent: record.intent, wallet });
     const policy = this.#core.policy(wallet.wallet);
     const known = new Set([...this.#core.state.known_destinations, ...this.#core.store.knownFor(wallet.wallet)]);
     const statements = this.statements(policy, record.intent);
     return {
       known_destinations: [...known].slice(0, 10000),
       burned: [...this.#core.state.burned],
-      evm_code: facts.evm_code,
-      token_owner_burned: facts.token_owner_burned,
-      onchain_symbol: facts.onchain_symbol,
+      ...protectChainFacts(facts),
       compliance_cleared: statements.compliance_cleared,
       attestation_valid: statements.attestation_valid,
       statements: evidence(statements.valid),

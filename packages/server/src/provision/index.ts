@@ -248,7 +248,7 @@ export async function provision(config: ProvisionConfig, baseDir: string, log: (
       written.push(p);
     });
 
-    const reconcile = compareControl(descriptor, await plugin.driver.controlState(descriptor));
+    const reconcile = compareControl(descriptor, await plugin.driver.controlState({ wallet: descriptor }));
     out.push({ wallet: w.wallet, chain: w.chain, address: addressOf(descriptor), changed: result.changed, transactions: result.transactions, written, reconcile });
     if (!reconcile.clean) {
       const what = reconcile.drift.map((d) => `${d.field}: expected ${JSON.stringify(d.expected)}, ledger ${JSON.stringify(d.actual)}`).join('; ');

@@ -5,7 +5,7 @@
  * rebuild payloads, run guards and ask the ledger about earlier payloads) and
  * `createSigner(options)` (the ChainSigner that derives addresses and signs).
  */
-import { DriverRegistry, DriverRegistryError, type ChainDriver, type ChainSigner } from '@vault/sdk';
+import { assertChainDriver, assertChainSigner, DriverRegistry, DriverRegistryError, type ChainDriver, type ChainSigner } from '@vault/sdk';
 import { importPlugin } from '../plugins.js';
 import type { DriverModuleConfig } from './trust.js';
 
@@ -31,8 +31,14 @@ export async function loadDriverModules(configs: readonly DriverModuleConfig[], 
       throw new DriverRegistryError('invalid_driver', `driver module ${cfg.module} must export createDriver(options) and createSigner(options)`);
     }
     const options = cfg.options ?? {};
-    drivers.register(await api.createDriver(options));
-    signers.register(await api.createSigner(options));
+    // Checked here as defineChainDriver would: a driver without payloadFate (the double-spend
+    // rule) is refused at start-up, never discovered at a second payload.
+    const driver = await api.createDriver(options);
+    assertChainDriver(driver);
+    const signer = await api.createSigner(options);
+    assertChainSigner(signer);
+    drivers.register(driver);
+    signers.register(signer);
   }
   return { drivers, signers };
 }

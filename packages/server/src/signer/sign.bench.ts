@@ -276,7 +276,7 @@ async function rawFloor(req: SignRequest): Promise<void> {
   const d = evaluatePolicy(req.policy, intent, { now: w.clock.now, intentId: req.intent.id, history: w.state.historyFor(intent.wallet, w.clock.now, policyWindows(req.policy), req.intent.id), approvals: valid, compliance_cleared });
   if (d.decision !== 'allow') throw new Error(d.reasons.join('; '));
   const built = w.driver.buildPayload({ intent, wallet: w.wallet, params: req.params });
-  await w.chainSigner.signPayload(built, w.keys.signingKey(w.keys.list()[0]!.publicKeyHex)!, req.signer_address);
+  await w.chainSigner.signPayload({ built, key: w.keys.signingKey(w.keys.list()[0]!.publicKeyHex)!, signerAddress: req.signer_address });
 }
 
 /**
@@ -295,7 +295,7 @@ async function fullFloor(req: SignRequest): Promise<void> {
   const d = evaluatePolicy(policy, intent, { now: w.clock.now, intentId: req.intent.id, history: w.state.historyFor(intent.wallet, w.clock.now, policyWindows(policy), req.intent.id), approvals: valid, compliance_cleared });
   if (d.decision !== 'allow') throw new Error(d.reasons.join('; '));
   const built = w.driver.buildPayload({ intent, wallet: w.wallet, params: req.params });
-  const c = await w.chainSigner.signPayload(built, w.keys.signingKey(w.keys.list()[0]!.publicKeyHex)!, req.signer_address);
+  const c = await w.chainSigner.signPayload({ built, key: w.keys.signingKey(w.keys.list()[0]!.publicKeyHex)!, signerAddress: req.signer_address });
   floorChain.append({ at: w.clock.now, kind: 'sign.signed', intentId: req.intent.id, body: { payload_digest: built.digest, signature: c.signature.hex } }, { sign: false });
 }
 

@@ -50,30 +50,44 @@ describe('verifyAndSign with drivers that misbehave', () => {
   let w: World;
   afterEach(() => w.cleanup());
 
-  it('without payloadFate, a second payload needs confirm() to say failed + dead', async () => {
-    w = await makeWorld({ payloadFate: false });
+  it('a second payload is signed only once payloadFate says the first is dead', async () => {
+    w = await makeWorld();
     const first = await w.request();
     expect((await verifyAndSign(first, w.deps)).ok).toBe(true);
-    // Not yet expired: confirm says pending, so a different payload is refused.
+    // Not yet expired: payloadFate says live, so a different payload is refused.
     const second = await w.request();
     if (second.params.kind !== 'xrpl') throw new Error('unexpected');
     second.params = { ...second.params, base_fee_drops: 11 };
     second.expected_payload_digest = w.driver.buildPayload({ intent: normalizeIntent(second.intent.request), wallet: w.wallet, params: second.params }).digest;
     const refused = await verifyAndSign(second, w.deps);
     expect(refused.ok ? 'signed' : refused.refusal.refused.reason).toBe('chain');
+    expect(refused.ok ? '' : refused.refusal.message).toMatch(/is live on the ledger \(pending\)/);
     w.ledger.close(30);
     const third = await w.request();
     expect((await verifyAndSign(third, w.deps)).ok).toBe(true);
   });
 
   it('a ledger that cannot be reached is a chain refusal, never a guess', async () => {
-    w = await makeWorld({ payloadFate: false });
+    w = await makeWorld();
     expect((await verifyAndSign(await w.request(), w.deps)).ok).toBe(true);
-    const broken: ChainDriver = { ...w.driver, confirm: async () => Promise.reject(new TransportError('ledger down')) };
+    const broken: ChainDriver = { ...w.driver, payloadFate: async () => Promise.reject(new TransportError('ledger down')) };
     w.deps.drivers = new DriverRegistry<ChainDriver>([broken]);
     w.ledger.close(30);
     const out = await verifyAndSign(await w.request(), w.deps);
     expect(out.ok ? '' : out.refusal.message).toMatch(/cannot establish .* ledger down/);
+  });
+
+  it('attack: a driver without payloadFate that reached the signer anyway gets no second payload signed, whatever confirm says', async () => {
+    w = await makeWorld();
+    expect((await verifyAndSign(await w.request(), w.deps)).ok).toBe(true);
+    // No fallback to confirm-by-digest: a confirm that swears the first payload is dead changes nothing.
+    const { payloadFate: _omitted, ...rest } = w.driver;
+    const old = { ...rest, confirm: async () => ({ status: 'failed' as const, txHash: 'x', code: 'tx_too_late', message: 'expired', dead: true }) } as unknown as ChainDriver;
+    w.deps.drivers = new DriverRegistry<ChainDriver>([old]);
+    w.ledger.close(30);
+    const out = await verifyAndSign(await w.request(), w.deps);
+    expect(out.ok ? 'signed' : out.refusal.refused.reason).toBe('chain');
+    expect(out.ok ? '' : out.refusal.message).toMatch(/cannot establish on the ledger whether payload [0-9a-f]+ is dead/);
   });
 
   it('a driver fault while signing is a receipt of kind sign.fault and an error, not a signature', async () => {
@@ -89,7 +103,7 @@ describe('verifyAndSign with drivers that misbehave', () => {
 
   it('a ChainSigner that returns a contribution for another key is a fault', async () => {
     w = await makeWorld();
-    const liar: ChainSigner = { ...w.chainSigner, signPayload: async (b, k, a) => ({ ...(await w.chainSigner.signPayload(b, k, a)), signer_address: `mem1${'99'.repeat(20)}` }) };
+    const liar: ChainSigner = { ...w.chainSigner, signPayload: async (input) => ({ ...(await w.chainSigner.signPayload(input)), signer_address: `mem1${'99'.repeat(20)}` }) };
     w.deps.signers = new DriverRegistry<ChainSigner>([liar]);
     await expect(verifyAndSign(await w.request(), w.deps)).rejects.toThrow(/another key/);
   });

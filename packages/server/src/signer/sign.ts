@@ -29,6 +29,7 @@ import {
   earliestKnownAt,
   intentExpiresAt,
   isExpired,
+  protectChainFacts,
   evaluatePolicy,
   formatUnits,
   policyWindows,
@@ -41,7 +42,6 @@ import {
   normalizeDestination,
   normalizeIntent,
   policyDigest,
-  readPayloadFate,
   runIntentGuards,
   sameAddress,
   sha256Hex,
@@ -252,7 +252,7 @@ async function readChainFacts(req: SignRequest, deps: Pick<SignerDeps, 'trust' |
   const trusted = deps.trust.wallet(normalized.wallet);
   if (!trusted || !deps.drivers.has(trusted.descriptor.chain)) return null;
   try {
-    return { intentId: id, ok: true, facts: await deps.drivers.get(trusted.descriptor.chain).fetchProtectInputs(normalized, trusted.descriptor) };
+    return { intentId: id, ok: true, facts: await deps.drivers.get(trusted.descriptor.chain).fetchProtectInputs({ intent: normalized, wallet: trusted.descriptor }) };
   } catch (e) {
     return { intentId: id, ok: false, message: e instanceof VaultError ? e.shortMessage : 'driver fault' };
   }
@@ -420,9 +420,7 @@ async function check(req: SignRequest, deps: SignerDeps, now: number, events: St
   const protect: ProtectInputs = {
     known_destinations: [...trust.knownDestinations, ...state.destinationsFor(normalized.wallet)],
     burned: [...trust.burned, ...req.protect.burned],
-    evm_code: read.facts.evm_code,
-    token_owner_burned: read.facts.token_owner_burned,
-    onchain_symbol: read.facts.onchain_symbol,
+    ...protectChainFacts(read.facts),
     compliance_cleared: statements.compliance_cleared,
     attestation_valid: statements.attestation_valid,
   };
@@ -477,7 +475,7 @@ async function check(req: SignRequest, deps: SignerDeps, now: number, events: St
   if (!repeat) {
     for (const p of earlier) {
       if (p.dead) continue;
-      const fate = await payloadFate(driver, p.chain, { payload: p.payload, digest: p.digest, summary: p.summary });
+      const fate = await fateOf(driver, p.chain, { payload: p.payload, digest: p.digest, summary: p.summary });
       if (fate.fate !== 'dead') {
         refuse('chain', `payload ${p.digest} was already signed for ${id} and is ${fate.fate} on the ledger (${fate.code}); refusing a second payload`);
       }
@@ -487,7 +485,7 @@ async function check(req: SignRequest, deps: SignerDeps, now: number, events: St
 
   let contribution: Contribution;
   try {
-    contribution = await chainSigner.signPayload(built, signingKey, member.address);
+    contribution = await chainSigner.signPayload({ built, key: signingKey, signerAddress: member.address });
   } catch (e) {
     if (e instanceof SignerRefusedError) throw e;
     if (e instanceof VaultError && e.code !== -32603) return refuse('key', `the driver could not sign with key ${key.id}: ${e.shortMessage}`);
@@ -542,7 +540,7 @@ function controls(signer: ChainSigner, chain: string, key: KeyInfo, address: str
   let own = memo.get(id);
   if (own === undefined) {
     try {
-      own = signer.deriveAddress(chain, key.publicKey, key.curve);
+      own = signer.deriveAddress({ chain, publicKey: key.publicKey, curve: key.curve });
     } catch {
       own = null;
     }
@@ -553,12 +551,13 @@ function controls(signer: ChainSigner, chain: string, key: KeyInfo, address: str
 }
 
 /**
- * Asks the ledger, through the signer's own driver, what became of an earlier payload (the SDK's
- * readPayloadFate). A ledger that cannot answer refuses (`chain`): never a second payload on a guess.
+ * Asks the ledger, through the signer's own driver, what became of an earlier payload (its
+ * required `payloadFate`, looked up by the payload itself). A ledger that cannot answer refuses
+ * (`chain`): never a second payload on a guess.
  */
-async function payloadFate(driver: ChainDriver, chain: string, built: BuiltPayload): Promise<PayloadFate> {
+async function fateOf(driver: ChainDriver, chain: string, built: BuiltPayload): Promise<PayloadFate> {
   try {
-    return await readPayloadFate(driver, chain, built);
+    return await driver.payloadFate({ chain, built });
   } catch (e) {
     return refuse('chain', `cannot establish on the ledger whether payload ${built.digest} is dead: ${e instanceof VaultError ? e.shortMessage : 'driver fault'}`);
   }
@@ -611,7 +610,7 @@ export function deriveAddresses(signers: Pick<DriverRegistry<ChainSigner>, 'chai
   const addresses: Record<string, string> = {};
   for (const chain of signers.chains()) {
     try {
-      addresses[chain] = signers.get(chain).deriveAddress(chain, publicKey, curve);
+      addresses[chain] = signers.get(chain).deriveAddress({ chain, publicKey, curve });
     } catch {
       // this chain's family does not take this curve
     }

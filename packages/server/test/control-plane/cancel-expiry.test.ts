@@ -157,7 +157,7 @@ describe('cancel', () => {
     let pending = false;
     h = await setup({
       confirmAttempts: 1,
-      wrapDriver: (d) => ({ ...d, confirm: async (chain, hash, built) => (pending ? { status: 'pending', txHash: hash } : d.confirm(chain, hash, built)) }) as ChainDriver as typeof d,
+      wrapDriver: (d) => ({ ...d, confirm: async (input) => (pending ? { status: 'pending', txHash: input.txHash } : d.confirm(input)) }) as ChainDriver as typeof d,
     });
     const done = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '2500' });
     expect((await h.client.execute(done.intentId)).status).toBe('confirmed');

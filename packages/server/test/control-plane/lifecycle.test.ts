@@ -365,8 +365,8 @@ describe('intent lifecycle', () => {
         ...d,
         operations: [...d.operations, 'mpt_create'],
         buildPayload: (input) => d.buildPayload({ ...input, intent: { ...input.intent, operation: { op: 'transfer' } } }),
-        confirm: async (chain, tx, built) => {
-          const c = await d.confirm(chain, tx, built);
+        confirm: async ({ chain, txHash: tx, built }) => {
+          const c = await d.confirm({ chain, txHash: tx, built });
           return c.status === 'confirmed' ? { ...c, outcome: { mptIssuanceId: issuance } } : c;
         },
       }) as typeof d,

@@ -128,6 +128,15 @@ describe('driver loading by module name (core code never imports a driver)', () 
     }
   });
 
+  it('attack: a driver written for the old contract (no payloadFate) is refused at start-up, naming its entry', async () => {
+    const old = join(here, '../signer/fixtures/memory-driver.mjs');
+    await expect(loadDrivers([{ module: old, options: { chain: 'memory:old', payloadFate: false } }], here)).rejects.toMatchObject({
+      path: 'drivers.0.module',
+      issues: [{ path: 'drivers.0.module', message: expect.stringMatching(/payloadFate must be a function/) }],
+    });
+    expect((await loadDrivers([{ module: old, options: { chain: 'memory:old' } }], here))[0]?.chains).toEqual(['memory:old']);
+  });
+
   it('refuses to start when a wallet has no driver for its chain', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'vault-nodrv-'));
     try {

@@ -11,6 +11,7 @@ import {
   normalizeDestination,
   normalizeIntent,
   policyDigest,
+  protectChainFacts,
   signStatement,
   type ChainDriver,
   type ChainSigner,
@@ -258,8 +259,8 @@ describe('chain facts (EVM devnet)', () => {
     // As the control plane stores it: the destination in its one (checksummed) form for the chain.
     const intent = normalizeDestination(normalizeIntent({ wallet: wallet.wallet, destination: `0x${randomBytes(20).toString('hex')}`, amount: '1000', ...overrides }), driver, wallet.chain);
     const req = intent as IntentRequest;
-    const params = await driver.fetchParams(wallet);
-    const facts = await driver.fetchProtectInputs(intent, wallet);
+    const params = await driver.fetchParams({ wallet });
+    const facts = await driver.fetchProtectInputs({ intent, wallet });
     return {
       intent: { id: intentId(req), created_at: clock.now - 10, request: req },
       wallet,
@@ -267,7 +268,7 @@ describe('chain facts (EVM devnet)', () => {
       policy_digest: policyDigest(policy),
       approvals: [],
       params,
-      protect: { known_destinations: [], burned: [], ...facts, compliance_cleared: true, attestation_valid: false, statements: [clearanceFor(req.destination, clock.now)] },
+      protect: { known_destinations: [], burned: [], ...protectChainFacts(facts), compliance_cleared: true, attestation_valid: false, statements: [clearanceFor(req.destination, clock.now)] },
       expected_payload_digest: driver.buildPayload({ intent, wallet, params }).digest,
       signer_address: signerAddress,
     };

@@ -11,6 +11,7 @@ import {
   intentId,
   normalizeIntent,
   policyDigest,
+  protectChainFacts,
   type BuiltPayload,
   type ChainDriver,
   type ChainParams,
@@ -68,7 +69,7 @@ interface Chain {
 async function xrplChain(): Promise<Chain> {
   const options = { chains: [{ chain: 'xrpl:testnet', url: NOWHERE }] };
   const signer = await xrpl.createSigner(options);
-  const account = () => signer.deriveAddress('xrpl:testnet', generateKeyPublic('ed25519'), 'ed25519');
+  const account = () => signer.deriveAddress({ chain: 'xrpl:testnet', publicKey: generateKeyPublic('ed25519'), curve: 'ed25519' });
   const destination = account();
   const address = account();
   return {
@@ -89,7 +90,7 @@ async function xrplChain(): Promise<Chain> {
 async function stellarChain(): Promise<Chain> {
   const options = { chains: [{ chain: 'stellar:testnet', horizonUrl: NOWHERE }] };
   const signer = await stellar.createSigner(options);
-  const account = () => signer.deriveAddress('stellar:testnet', generateKeyPublic('ed25519'), 'ed25519');
+  const account = () => signer.deriveAddress({ chain: 'stellar:testnet', publicKey: generateKeyPublic('ed25519'), curve: 'ed25519' });
   const destination = account();
   const address = account();
   return {
@@ -119,7 +120,7 @@ async function evmChain(): Promise<Chain> {
   devnet ??= startEvmDevnet();
   const options = { chains: [{ chain_id: 31337, rpc_url: (await devnet).rpcUrl, finality: 'latest' as const }] };
   const signer = await evm.createSigner(options);
-  const destination = signer.deriveAddress('eip155:31337', generateKeyPublic('secp256k1'), 'secp256k1');
+  const destination = signer.deriveAddress({ chain: 'eip155:31337', publicKey: generateKeyPublic('secp256k1'), curve: 'secp256k1' });
   return {
     chain: 'eip155:31337',
     curve: 'secp256k1',
@@ -157,7 +158,7 @@ async function signerFor(c: Chain, maxFee?: number | string): Promise<Signer> {
   const held = generateSecret(c.curve);
   await createKey(keystoreDir, { curve: c.curve, passphrase: PASSPHRASE, kdf: TEST_KDF, secret: held });
   const publicKeys = [c.curve === 'ed25519' ? ed25519Public(held) : secp256k1Public(held), generateKeyPublic(c.curve), generateKeyPublic(c.curve)];
-  const members = publicKeys.map((pk) => c.signer.deriveAddress(c.chain, pk, c.curve));
+  const members = publicKeys.map((pk) => c.signer.deriveAddress({ chain: c.chain, publicKey: pk, curve: c.curve }));
   const wallet = c.wallet(members);
   const policy = policyFor(wallet.wallet);
   const trustFile: TrustFile = {
@@ -184,7 +185,7 @@ async function signerFor(c: Chain, maxFee?: number | string): Promise<Signer> {
   const intent: IntentRequest = { wallet: wallet.wallet, destination: c.destination, amount: '1000', ...(c.chain.startsWith('stellar') ? { asset_decimals: 7 } : {}) };
   const build = (params: ChainParams) => c.driver.buildPayload({ intent: normalizeIntent(intent), wallet, params });
   // What an honest control plane reads from the ledger (the signer reads the same and compares).
-  const facts = await c.driver.fetchProtectInputs(normalizeIntent(intent), wallet);
+  const facts = await c.driver.fetchProtectInputs({ intent: normalizeIntent(intent), wallet });
   return {
     deps,
     wallet,
@@ -198,7 +199,7 @@ async function signerFor(c: Chain, maxFee?: number | string): Promise<Signer> {
       policy_digest: policyDigest(policy),
       approvals: [],
       params,
-      protect: { known_destinations: [c.destination], burned: [], ...facts, compliance_cleared: true, attestation_valid: false },
+      protect: { known_destinations: [c.destination], burned: [], ...protectChainFacts(facts), compliance_cleared: true, attestation_valid: false },
       expected_payload_digest: expectedDigest ?? build(params).digest,
       signer_address: members[0] as string,
     }),
@@ -225,7 +226,7 @@ describe('fee cap at the signer (issue #20)', () => {
     // 500,000 drops x (1 + 3 signers) = 2,000,000 drops: within the driver's 2 XRP build cap, so the
     // signer rebuilds the very payload the control plane hashed.
     const params = c.params(500_000);
-    expect(c.driver.fee?.(s.build(params))).toEqual({ amount: 2_000_000n, unit: 'drops' });
+    expect(c.driver.fee?.({ built: s.build(params) })).toEqual({ amount: 2_000_000n, unit: 'drops' });
     const r = refusal(await verifyAndSign(s.request(params), s.deps));
     expect(r.reason).toBe('chain');
     expect(r.message).toMatch(/pays up to 2000000 drops in fees, above @vault\/driver-xrpl's default cap 10000 \(the trust file sets no max_fee\)/);
@@ -263,7 +264,7 @@ describe('fee cap at the signer (issue #20)', () => {
     const c = await stellarChain();
     const s = await signerFor(c);
     const params = c.params(20_000_000);
-    expect(c.driver.fee?.(s.build(params))).toEqual({ amount: 20_000_000n, unit: 'stroops' });
+    expect(c.driver.fee?.({ built: s.build(params) })).toEqual({ amount: 20_000_000n, unit: 'stroops' });
     const r = refusal(await verifyAndSign(s.request(params), s.deps));
     expect(r.reason).toBe('chain');
     expect(r.message).toMatch(/20000000 stroops .*default cap 10000/);
@@ -287,7 +288,7 @@ describe('fee cap at the signer (issue #20)', () => {
     const refund: evm.SafePayload = { ...payload, tx: { ...payload.tx, baseGas: '100000', gasPrice: '1000000000000', refundReceiver: c.destination as evm.SafeTx['refundReceiver'] } };
     const refundBuilt = { payload: refund, digest: evm.payloadDigest(refund), summary: 'refund' };
     // Even a generous explicit max_fee (1 ETH) cannot cap a refund: its size is not in the payload.
-    expect(() => c.driver.fee?.(refundBuilt)).toThrow(/unbounded fee/);
+    expect(() => c.driver.fee?.({ built: refundBuilt })).toThrow(/unbounded fee/);
     // The signer builds only refund-free SafeTxs, so asking for the refund's digest is refused...
     const r = refusal(await verifyAndSign(s.request(c.params(), refundBuilt.digest), s.deps));
     expect(r.reason).toBe('digest_mismatch');

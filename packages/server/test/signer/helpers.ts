@@ -34,7 +34,6 @@ import { parseTrust, type Trust, type TrustFile } from '../../src/signer/trust.j
 import type { SignerDeps } from '../../src/signer/sign.js';
 import { createSignerApp, type SignerAppDeps } from '../../src/signer/app.js';
 import { listen, type Listening } from '../../src/http/index.js';
-import { withoutPayloadFate } from './fixtures/memory-driver.mjs';
 
 /** Cheap scrypt for tests only (the default is 2^17). */
 export const TEST_KDF: KdfParams = { N: 2 ** 10, r: 8, p: 1 };
@@ -90,10 +89,10 @@ export function countingSigner(inner: ChainSigner, signed: string[]): ChainSigne
     name: inner.name,
     family: inner.family,
     chains: inner.chains,
-    deriveAddress: (chain, publicKey, curve) => inner.deriveAddress(chain, publicKey, curve),
-    signPayload: async (built, key, address) => {
+    deriveAddress: ({ chain, publicKey, curve }) => inner.deriveAddress({ chain, publicKey, curve }),
+    signPayload: async ({ built, key, signerAddress: address }) => {
       signed.push(built.digest);
-      return inner.signPayload(built, key, address);
+      return inner.signPayload({ built, key, signerAddress: address });
     },
   };
 }
@@ -126,7 +125,7 @@ export interface World {
   cleanup(): void;
 }
 
-export async function makeWorld(options: { held?: Uint8Array; diskState?: boolean; policy?: (walletId: string) => PolicySet; scope?: KeyScope; trustKeys?: TrustFile['keys']; payloadFate?: boolean; registry?: TrustFile['assets']; burned?: string[]; lifetime?: IntentLifetimeInput } = {}): Promise<World> {
+export async function makeWorld(options: { held?: Uint8Array; diskState?: boolean; policy?: (walletId: string) => PolicySet; scope?: KeyScope; trustKeys?: TrustFile['keys']; registry?: TrustFile['assets']; burned?: string[]; lifetime?: IntentLifetimeInput } = {}): Promise<World> {
   const ledger = new MemoryLedger();
   const keystoreDir = join(tempDir(), 'keys');
   const stateDir = join(options.diskState ? mkdtempSync(join(tmpdir(), 'vault-signer-')) : tempDir(), 'state');
@@ -135,7 +134,7 @@ export async function makeWorld(options: { held?: Uint8Array; diskState?: boolea
   const mw = memoryWallet({ ledger, wallet: 'treasury', members: 3, quorum: 2, secretKeys: [held, generateSecret('ed25519'), generateSecret('ed25519')] });
   const wallet = mw.wallet;
   const base = createMemoryDriver({ ledger });
-  const driver = options.payloadFate === false ? withoutPayloadFate(base) : base;
+  const driver = base;
   const inner = createMemorySigner();
   const signedDigests: string[] = [];
   const chainSigner = countingSigner(inner, signedDigests);
@@ -184,7 +183,7 @@ export async function makeWorld(options: { held?: Uint8Array; diskState?: boolea
       const request: IntentRequest = { wallet: wallet.wallet, destination: UNKNOWN_DEST, amount: '5000000', ...overrides };
       const now = clock.now;
       const id = intentId(request);
-      const params = await driver.fetchParams(wallet);
+      const params = await driver.fetchParams({ wallet });
       const built = driver.buildPayload({ intent: normalizeIntent(request), wallet, params });
       return {
         intent: { id, created_at: opts.createdAt ?? clock.now - 10, request },

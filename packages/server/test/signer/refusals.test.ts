@@ -287,9 +287,9 @@ describe('not_a_signer', () => {
     let calls = 0;
     const counting: ChainSigner = {
       ...w.chainSigner,
-      deriveAddress: (chain, publicKey, curve) => {
+      deriveAddress: ({ chain, publicKey, curve }) => {
         calls += 1;
-        return w.chainSigner.deriveAddress(chain, publicKey, curve);
+        return w.chainSigner.deriveAddress({ chain, publicKey, curve });
       },
     };
     w.deps.signers = new DriverRegistry<ChainSigner>([counting]);
@@ -373,10 +373,10 @@ describe('chain', () => {
     if (!a.ok) return;
     // The second member co-signs and the control plane submits: the intent has executed.
     const built = w.driver.buildPayload({ intent: normalizeIntent(first.intent.request), wallet: w.wallet, params: first.params });
-    const second = await w.chainSigner.signPayload(built, w.mw.keys[1]!, w.wallet.control.kind === 'native_multisig' ? w.wallet.control.signers[1]!.address : '');
-    const blob = w.driver.assemble(built, [a.response.signature, second], w.wallet);
+    const second = await w.chainSigner.signPayload({ built, key: w.mw.keys[1]!, signerAddress: w.wallet.control.kind === 'native_multisig' ? w.wallet.control.signers[1]!.address : '' });
+    const blob = w.driver.assemble({ built, contributions: [a.response.signature, second], wallet: w.wallet });
     if (!blob.ok) throw new Error('short of quorum');
-    expect((await w.driver.submit(w.wallet.chain, blob.blob)).status).toBe('submitted');
+    expect((await w.driver.submit({ chain: w.wallet.chain, blob: blob.blob })).status).toBe('submitted');
     w.ledger.close(30);
     w.signedDigests.length = 0;
     await expectRefusal(await w.request(), 'chain', /applied/);

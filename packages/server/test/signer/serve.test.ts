@@ -52,6 +52,13 @@ describe('driver modules', () => {
     await expect(loadDriverModules([{ module: FIXTURE, options: { chain: 'memory:dup' } }, { module: FIXTURE, options: { chain: 'memory:dup' } }], root)).rejects.toThrow(/already served/);
   });
 
+  it('attack: a driver module written for the old contract (no payloadFate) is refused at start-up, before any request', async () => {
+    await expect(loadDriverModules([{ module: FIXTURE, options: { chain: 'memory:old', payloadFate: false } }], root)).rejects.toThrow(/payloadFate must be a function/);
+    await expect(loadDriverModules([{ module: FIXTURE, options: { chain: 'memory:old', payloadFate: false } }], root)).rejects.toBeInstanceOf(DriverRegistryError);
+    // The same module with it loads.
+    expect((await loadDriverModules([{ module: FIXTURE, options: { chain: 'memory:old' } }], root)).drivers.has('memory:old')).toBe(true);
+  });
+
   it('resolves paths against the config directory and packages from there', () => {
     expect(resolveModule('./x.mjs', '/etc/vault')).toBe('file:///etc/vault/x.mjs');
     expect(resolveModule('/opt/d.mjs', '/etc/vault')).toBe('file:///opt/d.mjs');
