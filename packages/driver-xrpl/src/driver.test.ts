@@ -38,7 +38,8 @@ describe('driver facts', () => {
     expect(d.validateAddress({ chain: 'xrpl:testnet', address: testX })).toEqual({ valid: true, normalized: ADDR, network: 'xrpl:testnet' });
     expect(d.validateAddress({ chain: 'xrpl:testnet', address: mainX })).toMatchObject({ valid: false });
     // mainX carries tag 7: the tag is where the funds go, so the X-address is kept, never the bare account
-    expect(d.validateAddress({ chain: 'xrpl:mainnet', address: mainX })).toEqual({ valid: true, normalized: mainX, network: 'xrpl:mainnet' });
+    // ... and says which account it pays (policy lists and the burned check compare it).
+    expect(d.validateAddress({ chain: 'xrpl:mainnet', address: mainX })).toEqual({ valid: true, normalized: mainX, network: 'xrpl:mainnet', account: ADDR });
     // A classic address names no network.
     expect(d.validateAddress({ chain: 'xrpl:testnet', address: ADDR })).toEqual({ valid: true, normalized: ADDR, network: null });
     expect(d.validateAddress({ chain: 'xrpl:testnet', address: 'rEuLyBCvcw4CFmzv8RepSiAoNgF8tTGJQD' })).toMatchObject({ valid: false, reason: /checksum/ });
@@ -49,7 +50,7 @@ describe('driver facts', () => {
     for (const tag of [0, 1, 7, 4294967295]) {
       const x = classicAddressToXAddress(ADDR, tag, true);
       const check = d.validateAddress({ chain: 'xrpl:testnet', address: x });
-      expect(check).toEqual({ valid: true, normalized: x, network: 'xrpl:testnet' });
+      expect(check).toEqual({ valid: true, normalized: x, network: 'xrpl:testnet', account: ADDR });
       if (!check.valid) continue;
       expect(xAddressToClassicAddress(check.normalized)).toEqual({ classicAddress: ADDR, tag, test: true });
       // normalising is idempotent: the signer, normalising what the control plane stored, gets the same

@@ -235,7 +235,9 @@ export function createXrplDriver(options: XrplDriverOptions): XrplDriver {
         // The tag is part of where the funds go: an X-address that carries one stays an X-address
         // (re-encoded, so it has one spelling); without a tag it is just the classic address.
         // An X-address names its network by its test flag, and that flag matches `chain` here.
-        return { valid: true, normalized: x.tag === false ? x.classicAddress : classicAddressToXAddress(x.classicAddress, x.tag, x.test), network: chain };
+        if (x.tag === false) return { valid: true, normalized: x.classicAddress, network: chain };
+        // The account behind the tag, so policy lists and the burned check see who is paid.
+        return { valid: true, normalized: classicAddressToXAddress(x.classicAddress, x.tag, x.test), network: chain, account: x.classicAddress };
       }
       if (/^r[1-9A-HJ-NP-Za-km-z]{24,34}$/.test(address)) return { valid: false, reason: 'not a valid classic address (bad checksum or length)' };
       if (/^[XT][1-9A-HJ-NP-Za-km-z]{46}$/.test(address)) return { valid: false, reason: 'not a valid X-address (bad checksum)' };

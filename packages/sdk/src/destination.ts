@@ -61,3 +61,16 @@ function refuseForeignNetwork(network: string | null, chain: string, address: st
     throw new ValidationError('intent', [{ path, message: `${address} belongs to ${network}, but the wallet is on ${chain}` }]);
   }
 }
+
+/**
+ * The account the destination's funds reach, as the wallet's driver reads the address (an XRPL
+ * X-address with a tag: its classic account), for `PolicyContext.destination_account`. Both
+ * services call this, so a policy list matches the same account at creation and at the signer.
+ *
+ * @example
+ * evaluatePolicy(policy, intent, { now, destination_account: destinationAccount(driver, wallet.chain, intent.destination) })
+ */
+export function destinationAccount(driver: Pick<ChainDriver, 'validateAddress'>, chain: string, destination: string): string {
+  const check = driver.validateAddress({ chain, address: destination });
+  return check.valid ? (check.account ?? check.normalized) : destination;
+}

@@ -77,7 +77,7 @@ const protectInputs = (over: Partial<ProtectInputs> = {}): ProtectInputs => ({
   ...over,
 });
 
-const valid = (address: string, network: string | null = null): AddressFacts => ({ address, valid: true, network });
+const valid = (address: string, network: string | null = null, account = address): AddressFacts => ({ address, valid: true, network, account });
 
 const REGISTRY: AssetRegistry = {
   assets: [
@@ -147,13 +147,13 @@ describe('network_separation', () => {
 
   it('blocks a destination the driver says is invalid on the chain, with its reason', () => {
     const findings = networkSeparation(
-      input({ intent: { destination: 'GBRPYHIL2CI3FNQ4BXLFMNDLFJUNPU2HY3ZMFSHONUCEOASW7QC7OX2H' }, destination: { address: 'GBRPYHIL2CI3FNQ4BXLFMNDLFJUNPU2HY3ZMFSHONUCEOASW7QC7OX2H', valid: false, reason: 'not an XRPL address', network: null } }),
+      input({ intent: { destination: 'GBRPYHIL2CI3FNQ4BXLFMNDLFJUNPU2HY3ZMFSHONUCEOASW7QC7OX2H' }, destination: { address: 'GBRPYHIL2CI3FNQ4BXLFMNDLFJUNPU2HY3ZMFSHONUCEOASW7QC7OX2H', valid: false, reason: 'not an XRPL address', network: null, account: 'GBRPYHIL2CI3FNQ4BXLFMNDLFJUNPU2HY3ZMFSHONUCEOASW7QC7OX2H' } }),
     );
     expectFindings(findings, [{ severity: 'block', detail: 'is not a valid address on xrpl:testnet: not an XRPL address' }], 'network_separation');
   });
 
   it('an invalid address without a reason still blocks', () => {
-    const findings = networkSeparation(input({ destination: { address: XRPL_DEST, valid: false, network: null } }));
+    const findings = networkSeparation(input({ destination: { address: XRPL_DEST, valid: false, network: null, account: XRPL_DEST } }));
     expectFindings(findings, [{ severity: 'block', detail: 'not a valid address on xrpl:testnet: invalid' }], 'network_separation');
   });
 
@@ -164,7 +164,7 @@ describe('network_separation', () => {
 
   it('blocks both an invalid destination and a foreign issuer', () => {
     const findings = networkSeparation(
-      input({ destination: { address: 'nope', valid: false, reason: 'bad checksum', network: null }, issuer: valid('rIssuer', 'xrpl:devnet') }),
+      input({ destination: { address: 'nope', valid: false, reason: 'bad checksum', network: null, account: 'nope' }, issuer: valid('rIssuer', 'xrpl:devnet') }),
     );
     expect(findings.map((f) => f.detail.split(' ')[0])).toEqual(['destination', 'asset']);
     expect(findings.every((f) => f.severity === 'block')).toBe(true);
@@ -475,6 +475,16 @@ describe('address_poisoning', () => {
 // ---------------------------------------------------------------------------------------------
 
 describe('burned_key', () => {
+  it('attack: a destination tag walks a payment around a burned account', () => {
+    // The driver reads the tagged X-address as the burned classic account plus a tag.
+    const tagged = 'XVLhHMPHU98es4dbozjVtdWzVrDjtV18pX8yuPT7y4xaEHi';
+    expectFindings(
+      burnedKey(input({ intent: { destination: tagged }, destination: valid(tagged, null, XRPL_DEST), protect: { burned: [XRPL_DEST] } })),
+      [{ severity: 'block', detail: `destination ${tagged} is a burned address` }],
+      'burned_key',
+    );
+  });
+
   it('burned destination: blocks a transfer to a burned address', () => {
     expectFindings(
       burnedKey(input({ protect: { burned: [XRPL_DEST] } })),
@@ -628,14 +638,15 @@ describe('addressFacts', () => {
       address: 'TVd2rqMkYL2AyS97NdELcpeiprNBjwLZzuUG5rZnaewsahi',
       valid: true,
       network: 'xrpl:testnet',
+      account: 'TVd2rqMkYL2AyS97NdELcpeiprNBjwLZzuUG5rZnaewsahi',
     });
-    expect(addressFacts(driver, 'xrpl:mainnet', XRPL_DEST)).toEqual({ address: XRPL_DEST, valid: true, network: null });
+    expect(addressFacts(driver, 'xrpl:mainnet', XRPL_DEST)).toEqual({ address: XRPL_DEST, valid: true, network: null, account: XRPL_DEST });
     expect(calls).toEqual([`validate xrpl:mainnet TVd2rqMkYL2AyS97NdELcpeiprNBjwLZzuUG5rZnaewsahi`, `validate xrpl:mainnet ${XRPL_DEST}`]);
   });
 
   it('an invalid address carries the reason and no network', () => {
     const { driver, calls } = stubDriver(() => ({ valid: false, reason: 'bad checksum' }));
-    expect(addressFacts(driver, XRPL, 'rBroken')).toEqual({ address: 'rBroken', valid: false, reason: 'bad checksum', network: null });
+    expect(addressFacts(driver, XRPL, 'rBroken')).toEqual({ address: 'rBroken', valid: false, reason: 'bad checksum', network: null, account: 'rBroken' });
     expect(calls).toEqual([`validate ${XRPL} rBroken`]);
   });
 

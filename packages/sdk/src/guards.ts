@@ -19,6 +19,8 @@ export interface AddressFacts {
   reason?: string;
   /** The chain the address itself is bound to (X-address test flag), or null when it does not say. */
   network: string | null;
+  /** The account funds reach (AddressCheck.account), else the address itself. */
+  account: string;
 }
 
 /** The canonical asset registry: registered assets and tickers nobody else may use. */
@@ -41,8 +43,8 @@ export interface GuardInput {
 export function addressFacts(driver: Pick<ChainDriver, 'validateAddress'>, chain: string, address: string): AddressFacts {
   const check = driver.validateAddress({ chain, address });
   return check.valid
-    ? { address, valid: true, network: check.network }
-    : { address, valid: false, reason: check.reason, network: null };
+    ? { address, valid: true, network: check.network, account: check.account ?? check.normalized }
+    : { address, valid: false, reason: check.reason, network: null, account: address };
 }
 
 const finding = (guard: GuardName, severity: Finding['severity'], detail: string): Finding => ({ guard, severity, detail });
@@ -154,7 +156,8 @@ export function burnedKey(input: GuardInput): Finding[] {
   const out: Finding[] = [];
   const { intent, protect, wallet } = input;
   const burned = (a: string) => protect.burned.some((b) => sameAddress(b, a));
-  if (burned(intent.destination)) {
+  // The account behind a tagged address too: a destination tag does not make a burned account live.
+  if (burned(intent.destination) || burned(input.destination.account)) {
     out.push(finding('burned_key', 'block', `destination ${intent.destination} is a burned address: funds sent there are lost`));
   }
   if (protect.token_owner_burned && intent.operation.op === 'issue') {

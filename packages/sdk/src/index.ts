@@ -27,7 +27,7 @@ export * from './restrictions.js';
 export * from './lifetime.js';
 export * from './cancel.js';
 export { parseInitiator, formatIdentity, sameIdentity, isInitiator, approverIdentity, INITIATOR_RE, type Identity } from './identity.js';
-export { normalizeDestination } from './destination.js';
+export { destinationAccount, normalizeDestination } from './destination.js';
 export { deviceSessionMessage, DEVICE_SESSION_DOMAIN } from './device-session.js';
 export { formatUnits } from './units.js';
 export * from './receipts.js';

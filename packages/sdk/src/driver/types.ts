@@ -50,6 +50,13 @@ export type AddressCheck =
       normalized: string;
       /** The chain the address names itself, or null when its encoding names none. */
       network: string | null;
+      /**
+       * The account funds sent to `normalized` reach, when `normalized` names more than an account
+       * (an XRPL X-address with a destination tag: its classic address). Absent: `normalized` is
+       * the account. Policy lists and the burned check compare this too, so a tag cannot walk a
+       * payment around a blocked account.
+       */
+      account?: string;
     }
   | { valid: false; reason: string };
 

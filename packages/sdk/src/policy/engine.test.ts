@@ -1487,3 +1487,23 @@ describe('policyLookback', () => {
     expect(evaluatePolicy(policy, request, { now, history: all }).decision).toBe('deny');
   });
 });
+
+describe('destination lists and the account behind a tagged address', () => {
+  const tagged = 'XVLhHMPHU98es4dbozjVtdWzVrDjtV18pX8yuPT7y4xaEHi';
+  const account = 'rBlockedAccount';
+  const request = { wallet: 'w', destination: tagged, amount: '5' };
+
+  it('attack: a tagged X-address of a blocked account passes the blocklist', () => {
+    const policy = { wallet: 'w', version: 1, rules: [{ rule: 'destination_blocklist', addresses: [account] }, { rule: 'always_allow' }] };
+    expect(evaluatePolicy(policy, request, { now: 1, destination_account: account })).toMatchObject({ decision: 'deny', reasons: [`destination_blocklist[0]: destination ${tagged} (account ${account}) is blocked`] });
+    // Without the account (a driver that reads no tags), only the address as written is compared.
+    expect(evaluatePolicy(policy, request, { now: 1 }).decision).toBe('allow');
+  });
+
+  it('an allowlisted account allows its tagged addresses; a listed tagged address is that tag only', () => {
+    const byAccount = { wallet: 'w', version: 1, rules: [{ rule: 'destination_allowlist', addresses: [account] }, { rule: 'always_allow' }] };
+    expect(evaluatePolicy(byAccount, request, { now: 1, destination_account: account }).decision).toBe('allow');
+    const byTag = { wallet: 'w', version: 1, rules: [{ rule: 'destination_allowlist', addresses: [tagged] }, { rule: 'always_allow' }] };
+    expect(evaluatePolicy(byTag, { ...request, destination: account }, { now: 1 }).decision).toBe('deny');
+  });
+});

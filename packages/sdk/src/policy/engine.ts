@@ -128,6 +128,7 @@ export function evaluatePolicy(policy: PolicySet | unknown, intent: IntentReques
     approvals: context.approvals ?? [],
     compliance_cleared: context.compliance_cleared ?? false,
     attestation_valid: context.attestation_valid ?? false,
+    destination_account: context.destination_account ?? normalized.destination,
   };
 
   const denies: string[] = [];

@@ -38,6 +38,12 @@ export interface PolicyContext {
   approvals?: readonly SignedApproval[];
   compliance_cleared?: boolean;
   attestation_valid?: boolean;
+  /**
+   * The account the destination's funds reach (the driver's AddressCheck.account: an XRPL
+   * X-address's classic address), when it differs from the destination. Destination lists match
+   * it too. `destinationAccount` computes it.
+   */
+  destination_account?: string;
 }
 
 /** A fully defaulted context, as the rules see it. */
@@ -51,6 +57,8 @@ export interface RuleInput {
   approvals: readonly SignedApproval[];
   compliance_cleared: boolean;
   attestation_valid: boolean;
+  /** The destination's account (defaults to the destination). */
+  destination_account: string;
 }
 
 export type RuleOutcome =

@@ -4,7 +4,7 @@
  * gives), the policy evaluation every status rests on, re-evaluation on read (timelocks release,
  * revoked and stale approvals stop counting, an intent past its expiry expires) and the list.
  */
-import { evaluatePolicy, intentExpiresAt, intentId, isExpired, normalizeDestination, normalizeIntent, STATUS_BY_DECISION, type Decision, type IntentRequest, type IntentStatus, type SignedApproval } from '@vault/sdk';
+import { destinationAccount, evaluatePolicy, intentExpiresAt, intentId, isExpired, normalizeDestination, normalizeIntent, STATUS_BY_DECISION, type Decision, type IntentRequest, type IntentStatus, type SignedApproval } from '@vault/sdk';
 import { countedApprovals } from './approvals.js';
 import { canonicalJson } from './state.js';
 import type { Core } from './core.js';
@@ -43,7 +43,14 @@ export class Intents {
       approvals: countedApprovals(this.#core.state, record, now, this.#core.lifetime(record.intent.wallet).approval_max_age_seconds),
       compliance_cleared: statements.compliance_cleared,
       attestation_valid: statements.attestation_valid,
+      destination_account: this.#destinationAccount(record.intent),
     });
+  }
+
+  /** The account a (tagged) destination pays, as the wallet's driver reads it (policy lists match it). */
+  #destinationAccount(intent: IntentRecord['intent']): string {
+    const wallet = this.#core.wallet(intent.wallet);
+    return destinationAccount(this.#core.driverFor(wallet), wallet.chain, intent.destination);
   }
 
   /** The record expired if its time to live has passed (Lifecycle.expireIfDue). Call under the intent's lock. */

@@ -39,6 +39,7 @@ import {
   type PolicySet,
   InternalError,
   intentId as computeIntentId,
+  destinationAccount,
   normalizeDestination,
   normalizeIntent,
   policyDigest,
@@ -396,6 +397,9 @@ async function check(req: SignRequest, deps: SignerDeps, now: number, events: St
     approvals: verified.valid,
     compliance_cleared: statements.compliance_cleared,
     attestation_valid: statements.attestation_valid,
+    // The account a tagged destination pays, read by this signer's own driver (a signer without
+    // one refuses below, `chain`).
+    ...(deps.drivers.has(trusted.descriptor.chain) ? { destination_account: destinationAccount(deps.drivers.get(trusted.descriptor.chain), trusted.descriptor.chain, normalized.destination) } : {}),
   });
   if (decision.decision !== 'allow') {
     const extra = decision.decision === 'delay' ? ` (not before ${decision.not_before}; this signer counts from ${createdAt})` : '';

@@ -4,7 +4,7 @@
  * approvals that stop counting with age, and caps that stop counting intents that will never
  * leave. The memory ledger is the independent witness; the test signer holds what is pushed to it.
  */
-import { DEFAULT_INTENT_TTL_SECONDS, generateEd25519KeyPair, restrictionKey, signApproval, signCancel, StoredIntentSchema, type ChainDriver, type Rule, type VaultError } from '@vault/sdk';
+import { DEFAULT_INTENT_TTL_SECONDS, generateEd25519KeyPair, restrictionKey, signApproval, signCancel, StoredIntentSchema, type ChainDriver, type Rule, type VaultError, type VaultEvent } from '@vault/sdk';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EXPIRY_SWEEP_BATCH } from '../../src/control-plane/service.js';
 import type { Device } from '../../src/control-plane/state.js';
@@ -68,6 +68,11 @@ describe('cancel', () => {
     const recent = (await h.client.ledgerRecent(1)) as { receipts: { kind: string; hash: string }[] };
     expect(recent.receipts[0]).toMatchObject({ kind: 'intent.cancelled', hash: out.receipt_head });
     expect(h.signer.restrictions.has(restrictionKey({ restriction: 'cancel_intent', intent_id: intentId }))).toBe(true);
+    // The event log says so, from the same commit: who cancelled, and the status change.
+    const events = (await h.client.events().replay({ filter: { intent: intentId } }).next()).value!.events as VaultEvent[];
+    expect(events.map((e) => e.type)).toEqual(['intent.created', 'intent.cancelled', 'intent.status_changed']);
+    expect(events[1]).toMatchObject({ data: { by: 'operator' }, receipt: out.receipt_head });
+    expect(events[2]?.data).toMatchObject({ from: 'pending_approvals', to: 'cancelled' });
     // Final: a second cancel answers the same cancellation and writes nothing.
     const again = await h.client.cancel(intentId);
     expect(again).toMatchObject({ status: 'cancelled', by: 'operator', cancelled_at: out.cancelled_at });
@@ -288,6 +293,9 @@ describe('expiry', () => {
     const list = await h.client.intents();
     expect(list.find((x) => x['intentId'] === due.intentId)).toMatchObject({ status: 'expired' });
     expect(list.find((x) => x['intentId'] === later.intentId)).toMatchObject({ status: 'pending_approvals' });
+    // The sweep's change has its event like any other.
+    const events = (await h.client.events().replay({ filter: { types: ['intent.expired'] } }).next()).value!.events as VaultEvent[];
+    expect(events.map((e) => e.subject)).toEqual([{ intent: due.intentId, wallet: 'ops' }]);
   });
 
   it('the sweep is bounded: at most EXPIRY_SWEEP_BATCH intents a run, the rest on the next', async () => {

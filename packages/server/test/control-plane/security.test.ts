@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { PASSPHRASE, raw, setup, type Harness } from './helpers.js';
+import { freshAddress as freshAddressFor, PASSPHRASE, raw, setup, type Harness } from './helpers.js';
 
 // Real sockets, fsync and scrypt on a shared 2-core machine: allow for slow moments.
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 30_000 });
@@ -234,5 +234,27 @@ describe('attack: malformed input (crash or 500 by fuzzing)', () => {
     }
     const noType = await raw(h, 'POST', '/intent', { body: JSON.stringify(validIntent), headers: { 'content-type': 'text/plain' } });
     expect(noType.status).toBe(400);
+  });
+});
+
+describe('attack: a destination tag walks a payment around a blocked account', () => {
+  it('the policy sees the account behind the address the driver reads, at creation', async () => {
+    const blocked = freshAddressFor();
+    const tagged = freshAddressFor();
+    // A driver that reads `tagged` as `blocked` plus a tag, as the XRPL driver reads a tagged X-address.
+    h = await setup({
+      rules: [{ rule: 'destination_blocklist', addresses: [blocked] }, { rule: 'always_allow' }],
+      wrapDriver: (d) => ({
+        ...d,
+        validateAddress: (input) => {
+          const c = d.validateAddress(input);
+          return c.valid && input.address === tagged ? { ...c, account: blocked } : c;
+        },
+      }),
+    });
+    const r = await h.client.createIntent({ wallet: 'ops', destination: tagged, amount: '5' });
+    expect(r.status).toBe('denied');
+    expect(r.decision.reasons[0]).toBe(`destination_blocklist[0]: destination ${tagged} (account ${blocked}) is blocked`);
+    expect((await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '5' })).status).toBe('allowed');
   });
 });

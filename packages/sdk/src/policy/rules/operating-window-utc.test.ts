@@ -101,6 +101,7 @@ describe('nextWindowOpening', () => {
       approvals: [],
       compliance_cleared: false,
       attestation_valid: false,
+      destination_account: 'rDest',
     };
     expect(operatingWindowUtc.evaluate(rule, { ...base, now: utc('2026-01-01T12:00:00Z') }, 'operating_window_utc[0]')).toEqual({ effect: 'pass' });
     expect(operatingWindowUtc.evaluate(rule, { ...base, now: utc('2026-01-01T18:00:00Z') }, 'operating_window_utc[0]')).toEqual({
