@@ -11,7 +11,7 @@ import { createEvmSafeDriver, GUARD_SLOT, safeContracts, type SafeVersion } from
 import { createEvmSafeSigner } from '../src/signer.js';
 import { createEvmSafeProvisioner } from '../src/provision.js';
 import { safeVersionBytecode, startEvmDevnet } from '../src/devnet/index.js';
-import { rawRpc, safeWallet, secpKey } from './helpers.js';
+import { confirmedBy, rawRpc, safeWallet, secpKey } from './helpers.js';
 
 const devnet = await startEvmDevnet();
 afterAll(() => devnet.stop());
@@ -38,14 +38,7 @@ async function failure(p: Promise<unknown>): Promise<Error & { path?: string }> 
   throw new Error('expected a failure');
 }
 
-async function confirmed(txHash: string, built: BuiltPayload) {
-  for (let i = 0; i < 100; i++) {
-    const r = await driver.confirm({ chain, txHash: txHash, built: built });
-    if (r.status !== 'pending') return r;
-    await new Promise((res) => setTimeout(res, 30));
-  }
-  throw new Error('still pending');
-}
+const confirmed = (txHash: string, built: BuiltPayload) => confirmedBy(driver, chain, txHash, built);
 
 /** Runs one intent through the driver with owners 0 and 1, to confirmation. */
 async function execute(wallet: WalletDescriptor, keys: readonly Key[], req: Partial<IntentRequest>) {

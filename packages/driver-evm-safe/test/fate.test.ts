@@ -5,7 +5,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { createEvmSafeDriver, EXECUTION_FAILURE, EXECUTION_SUCCESS, executionEvent, nonceRecord, SAFE_ABI, safeTxHash, type EvmSafeDriver, type SafeHistory, type SafePayload } from '../src/index.js';
 import { createEvmSafeSigner } from '../src/signer.js';
 import { startEvmDevnet } from '../src/devnet/index.js';
-import { rawRpc, safeWallet, secpKey } from './helpers.js';
+import { confirmedBy, rawRpc, safeWallet, secpKey } from './helpers.js';
 
 const devnet = await startEvmDevnet();
 afterAll(() => devnet.stop());
@@ -37,14 +37,7 @@ async function freshSafe() {
   return { safe, keys, wallet, build, blob };
 }
 
-async function confirmed(txHash: string, built: BuiltPayload) {
-  for (let i = 0; i < 100; i++) {
-    const r = await latest.confirm({ chain, txHash, built });
-    if (r.status !== 'pending') return r;
-    await new Promise((res) => setTimeout(res, 30));
-  }
-  throw new Error('still pending');
-}
+const confirmed = (txHash: string, built: BuiltPayload) => confirmedBy(latest, chain, txHash, built);
 
 async function land(s: Awaited<ReturnType<typeof freshSafe>>, built: BuiltPayload) {
   const r = await s.blob(built);

@@ -2,7 +2,7 @@
  * Test helpers: a software secp256k1 SigningKey, raw JSON-RPC reads that never go through the
  * driver (the conformance suite's IndependentReader), and fixtures on the local devnet.
  */
-import type { ConfirmResult, IntentRequest, SigningKey, WalletDescriptor } from '@vault/sdk';
+import type { BuiltPayload, ChainDriver, ConfirmResult, IntentRequest, SigningKey, WalletDescriptor } from '@vault/sdk';
 import type { ConformanceFixture, IndependentReader, OperationCase } from '@vault/sdk/testing';
 import { encodeFunctionData, hexToBytes, keccak256, toBytes, toHex, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, sign } from 'viem/accounts';
@@ -90,3 +90,13 @@ export function safeWallet(chain: string, safe: Address, keys: readonly { addres
 
 /** Per-operation conformance cases with their own context (see the SDK). */
 export { operationCase as opCase } from '@vault/sdk/testing';
+
+/** Polls `driver.confirm` until it is no longer pending (anvil applies at once; a few polls at most). */
+export async function confirmedBy(driver: Pick<ChainDriver, 'confirm'>, chain: string, txHash: string, built: BuiltPayload): Promise<ConfirmResult> {
+  for (let i = 0; i < 100; i++) {
+    const r = await driver.confirm({ chain, txHash, built });
+    if (r.status !== 'pending') return r;
+    await new Promise((res) => setTimeout(res, 30));
+  }
+  throw new Error('still pending');
+}

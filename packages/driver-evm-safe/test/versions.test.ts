@@ -11,7 +11,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { createEvmSafeDriver, identifySingleton, knownSingletons, SAFE_ABI, safeContracts, SAFE_VERSIONS, type SafePayload } from '../src/index.js';
 import { createEvmSafeSigner } from '../src/signer.js';
 import { startEvmDevnet } from '../src/devnet/index.js';
-import { rawRpc, safeWallet, secpKey } from './helpers.js';
+import { confirmedBy, rawRpc, safeWallet, secpKey } from './helpers.js';
 
 const devnet = await startEvmDevnet();
 afterAll(() => devnet.stop());
@@ -25,14 +25,7 @@ const signer = createEvmSafeSigner({ chains: [chain] });
 
 export const VARIANTS = SAFE_VERSIONS.flatMap((version) => [false, true].map((l2) => ({ version, l2, name: `Safe v${version}${l2 ? ' L2' : ''}` })));
 
-async function confirmed(txHash: string, built: BuiltPayload) {
-  for (let i = 0; i < 100; i++) {
-    const r = await driver.confirm({ chain, txHash: txHash, built: built });
-    if (r.status !== 'pending') return r;
-    await new Promise((res) => setTimeout(res, 30));
-  }
-  throw new Error('still pending');
-}
+const confirmed = (txHash: string, built: BuiltPayload) => confirmedBy(driver, chain, txHash, built);
 
 describe('the devnet deploys every version at its official address', () => {
   it('each singleton’s code hash is the registry’s, and identifies its version', async () => {
