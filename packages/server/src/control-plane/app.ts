@@ -29,7 +29,7 @@ import { bearerToken } from '../http/auth.js';
 import { allow, principalOf, type RouteKey } from './access.js';
 import { forbidden } from './device-auth.js';
 import { eventStream } from './event-stream.js';
-import { CreateWebhookRequestSchema, DeviceChallengeRequestSchema, DeviceSessionRequestSchema, openApiDocument, SnapshotRequestSchema, UnlockRequestSchema } from './openapi.js';
+import { CreateWebhookRequestSchema, DeviceChallengeRequestSchema, DeviceIdSchema, DeviceSessionRequestSchema, openApiDocument, SnapshotRequestSchema, UnlockRequestSchema } from './openapi.js';
 import { publicIntent, type ControlPlane } from './service.js';
 import { WebhookIdSchema } from './webhooks/config.js';
 
@@ -50,7 +50,6 @@ const QR_MIN_WIDTH_PX = 256;
 const LimitSchema = z.string().regex(/^[0-9]{1,4}$/, 'limit must be an integer 1..1000').transform(Number).refine((n) => n >= 1 && n <= 1000, 'limit must be an integer 1..1000');
 const WalletIdSchema = z.string().min(1).max(128);
 const DeliveryStateSchema = z.enum(['pending', 'delivered', 'dead']);
-const DeviceIdSchema = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'device id: 1..128 of A-Z a-z 0-9 . _ : -');
 
 /** GET /events: page size when none is asked for, and the most one page holds. */
 export const EVENTS_PAGE_DEFAULT = 100;

@@ -16,7 +16,7 @@ export const CreateWebhookRequestSchema = z.strictObject({
   types: z.array(EventTypeFilterSchema).max(64).optional(),
   description: z.string().max(256).optional(),
 });
-const DeviceIdSchema = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'device id: 1..128 of A-Z a-z 0-9 . _ : -');
+export const DeviceIdSchema = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'device id: 1..128 of A-Z a-z 0-9 . _ : -');
 export const DeviceChallengeRequestSchema = z.strictObject({ device_id: DeviceIdSchema });
 export const DeviceSessionRequestSchema = z.strictObject({
   device_id: DeviceIdSchema,

@@ -4,11 +4,11 @@
  * approvals that stop counting with age, and caps that stop counting intents that will never
  * leave. The memory ledger is the independent witness; the test signer holds what is pushed to it.
  */
-import { DEFAULT_INTENT_TTL_SECONDS, generateEd25519KeyPair, restrictionKey, signApproval, signCancel, StoredIntentSchema, type ChainDriver, type Rule, type VaultError, type VaultEvent } from '@vault/sdk';
+import { DEFAULT_INTENT_TTL_SECONDS, generateEd25519KeyPair, restrictionKey, signApproval, signCancel, StoredIntentSchema, type ChainDriver, type Rule, type VaultEvent } from '@vault/sdk';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EXPIRY_SWEEP_BATCH } from '../../src/control-plane/service.js';
 import type { Device } from '../../src/control-plane/state.js';
-import { raw, setup, type Harness } from './helpers.js';
+import { expectError, raw, setup, type Harness } from './helpers.js';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 30_000 });
 
@@ -29,14 +29,6 @@ const threshold = (above = '1000', required_weight = 2): Rule => ({
   ],
 });
 
-async function expectError(p: Promise<unknown>): Promise<VaultError> {
-  try {
-    await p;
-  } catch (e) {
-    return e as VaultError;
-  }
-  throw new Error('expected an error');
-}
 
 /** Initiator devices with their keys: dana and erin create intents; frank is revoked. */
 const dana = generateEd25519KeyPair();

@@ -15,6 +15,7 @@ import { initStateDir } from '../../src/control-plane/run.js';
 import { emptyState } from '../../src/control-plane/state.js';
 import { FAST_SCRYPT, PASSPHRASE } from './helpers.js';
 import { bundleClis } from '../cli-bundle.js';
+import { kill9, startDevnet, waitLine, type Devnet } from './processes.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
@@ -29,41 +30,6 @@ async function buildCli(): Promise<void> {
   await bundleClis(['control-plane/cli'], outDir);
 }
 
-interface Devnet {
-  proc: ChildProcess;
-  rpc_url: string;
-  wallet: any;
-  signers: Record<string, { url: string; token: string }>;
-}
-
-async function waitLine(proc: ChildProcess, match: (line: string) => boolean, ms = 20_000): Promise<string> {
-  return new Promise((res, rej) => {
-    let buf = '';
-    const timer = setTimeout(() => rej(new Error(`timeout waiting for output; got: ${buf.slice(-500)}`)), ms);
-    const onData = (d: Buffer) => {
-      buf += d.toString();
-      for (const line of buf.split('\n')) {
-        if (match(line)) {
-          clearTimeout(timer);
-          proc.stdout?.off('data', onData);
-          res(line);
-          return;
-        }
-      }
-    };
-    proc.stdout?.on('data', onData);
-    proc.stderr?.on('data', (d: Buffer) => (buf += d.toString()));
-    proc.once('exit', (code) => rej(new Error(`process exited ${code}: ${buf.slice(-800)}`)));
-  });
-}
-
-async function startDevnet(dir: string): Promise<Devnet> {
-  const out = join(dir, 'devnet.json');
-  const proc = spawn(process.execPath, [join(here, 'fixtures/devnet.mjs'), out], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SIGNER_DELAY_MS: '40' } });
-  await waitLine(proc, (l) => l.trim() === 'ready');
-  return { proc, ...JSON.parse(readFileSync(out, 'utf8')) };
-}
-
 async function serve(stateDir: string): Promise<{ proc: ChildProcess; url: string; client: ControlPlaneClient }> {
   const proc = spawn(process.execPath, [cli, 'serve', '--state-dir', stateDir, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'], cwd: pkg });
   const line = await waitLine(proc, (l) => l.includes('"event":"listening"'));
@@ -72,14 +38,6 @@ async function serve(stateDir: string): Promise<{ proc: ChildProcess; url: strin
   const client = createControlPlaneClient({ baseUrl: url, timeoutMs: 20_000 });
   await client.unlock(PASSPHRASE);
   return { proc, url, client };
-}
-
-function kill9(proc: ChildProcess): Promise<void> {
-  return new Promise((res) => {
-    if (proc.exitCode !== null || proc.signalCode !== null) return res();
-    proc.once('exit', () => res());
-    proc.kill('SIGKILL');
-  });
 }
 
 async function rpc(devnet: Devnet, method: string): Promise<any> {
@@ -94,7 +52,7 @@ const procs: ChildProcess[] = [];
 beforeAll(async () => {
   await buildCli();
   dir = mkdtempSync(join(tmpdir(), 'vault-crash-'));
-  devnet = await startDevnet(dir);
+  devnet = await startDevnet(dir, 40);
   const stateDir = join(dir, 'state');
   await initStateDir({
     stateDir,

@@ -7,7 +7,7 @@
  */
 import { createControlPlaneClient, eventId, type ControlPlaneClient, type ReceiptRecord, type VaultEvent } from '@vault/sdk';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +16,7 @@ import { initStateDir } from '../../src/control-plane/run.js';
 import { emptyState } from '../../src/control-plane/state.js';
 import { bundleClis } from '../cli-bundle.js';
 import { FAST_SCRYPT, PASSPHRASE } from './helpers.js';
+import { kill9, startDevnet, waitLine, type Devnet } from './processes.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
@@ -24,42 +25,6 @@ const pkg = resolve(here, '../..');
 const outDir = join(pkg, '.cache/cli-test-events');
 const cli = join(outDir, 'control-plane/cli.js');
 const vaultCli = join(outDir, 'provision/cli.js');
-
-interface Devnet {
-  proc: ChildProcess;
-  rpc_url: string;
-  wallet: any;
-  signers: Record<string, { url: string; token: string }>;
-}
-
-async function waitLine(proc: ChildProcess, match: (line: string) => boolean, ms = 20_000): Promise<string> {
-  return new Promise((res, rej) => {
-    let buf = '';
-    const timer = setTimeout(() => rej(new Error(`timeout waiting for output; got: ${buf.slice(-500)}`)), ms);
-    const onData = (d: Buffer) => {
-      buf += d.toString();
-      for (const line of buf.split('\n')) {
-        if (match(line)) {
-          clearTimeout(timer);
-          proc.stdout?.off('data', onData);
-          res(line);
-          return;
-        }
-      }
-    };
-    proc.stdout?.on('data', onData);
-    proc.stderr?.on('data', (d: Buffer) => (buf += d.toString()));
-    proc.once('exit', (code) => rej(new Error(`process exited ${code}: ${buf.slice(-800)}`)));
-  });
-}
-
-function kill9(proc: ChildProcess): Promise<void> {
-  return new Promise((res) => {
-    if (proc.exitCode !== null || proc.signalCode !== null) return res();
-    proc.once('exit', () => res());
-    proc.kill('SIGKILL');
-  });
-}
 
 let dir = '';
 let devnet: Devnet | undefined;
@@ -109,11 +74,8 @@ const dest = (n: number) => 'mem1' + String(n).padStart(40, '0');
 beforeAll(async () => {
   await bundleClis(['control-plane/cli', 'provision/cli'], outDir);
   dir = mkdtempSync(join(tmpdir(), 'vault-events-crash-'));
-  const out = join(dir, 'devnet.json');
-  const proc = spawn(process.execPath, [join(here, 'fixtures/devnet.mjs'), out], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SIGNER_DELAY_MS: '20' } });
-  procs.push(proc);
-  await waitLine(proc, (l) => l.trim() === 'ready');
-  devnet = { proc, ...JSON.parse(readFileSync(out, 'utf8')) };
+  devnet = await startDevnet(dir, 20);
+  procs.push(devnet.proc);
 });
 
 afterAll(async () => {

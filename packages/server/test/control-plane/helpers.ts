@@ -3,7 +3,7 @@
  * wallet, approver devices, a test signer service, and the control plane listening on a real
  * loopback socket. The typed SDK client talks to it.
  */
-import { createControlPlaneClient, generateEd25519KeyPair, type ChainDriver, signApproval, toHex, type ControlPlaneClient, type PolicySet, type Rule, type SignedApproval, type WalletDescriptor } from '@vault/sdk';
+import { createControlPlaneClient, generateEd25519KeyPair, type ChainDriver, signApproval, toHex, type ControlPlaneClient, type PolicySet, type Rule, type SignedApproval, type VaultError, type WalletDescriptor } from '@vault/sdk';
 import { MemoryLedger, createMemoryDriver, memoryWallet, type MemoryDriver } from '@vault/sdk/testing';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -199,4 +199,14 @@ export async function raw(h: Harness, method: string, path: string, init: { body
     body = undefined;
   }
   return { status: res.status, body, text };
+}
+
+/** The error a promise rejects with (fails the test when it resolves). */
+export async function expectError(p: Promise<unknown>): Promise<VaultError> {
+  try {
+    await p;
+  } catch (e) {
+    return e as VaultError;
+  }
+  throw new Error('expected an error');
 }

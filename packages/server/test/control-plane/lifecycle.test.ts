@@ -2,9 +2,9 @@
  * The intent lifecycle over real sockets (DESIGN §5): every status, every execute outcome, the
  * approval rules, idempotence and concurrency. The memory ledger is the independent witness.
  */
-import { SessionError, SignerRefusedError, ValidationError, VaultError, RefusedError, StoredIntentSchema, type Rule } from '@vault/sdk';
+import { SessionError, SignerRefusedError, ValidationError, RefusedError, StoredIntentSchema, type Rule } from '@vault/sdk';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { PASSPHRASE, raw, setup, type Harness } from './helpers.js';
+import { expectError, PASSPHRASE, raw, setup, type Harness } from './helpers.js';
 
 // Real sockets, fsync and scrypt on a shared 2-core machine: allow for slow moments.
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 30_000 });
@@ -26,14 +26,6 @@ const threshold = (above = '1000'): Rule => ({
   ],
 });
 
-async function expectError(p: Promise<unknown>): Promise<VaultError> {
-  try {
-    await p;
-  } catch (e) {
-    return e as VaultError;
-  }
-  throw new Error('expected an error');
-}
 
 describe('intent lifecycle', () => {
   it('allowed -> execute -> confirmed, with txHash, receiptHead and the ledger holding the transaction', async () => {

@@ -7,24 +7,14 @@
  * Policy: above 1 000 000 one approval of weight 1 is enough. Lifetime (control plane and signer
  * alike): intents live an hour, approvals count for two.
  */
-import { restrictionDigest, type PolicySet, type SignRequest } from '@vault/sdk';
+import { restrictionDigest, type SignRequest } from '@vault/sdk';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { liftRestrictions } from '../../src/signer/restrictions.js';
-import { setupRig, type Rig } from './rig.js';
+import { approvalPolicy, setupRig, type Rig } from './rig.js';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 30_000 });
 
-function policy(wallet: string): PolicySet {
-  return {
-    wallet,
-    version: 1,
-    rules: [
-      { rule: 'hard_ceiling', max: '900000000' },
-      { rule: 'approval_threshold', above: '1000000', required_weight: 1, approvers: [{ id: 'alice', weight: 1 }, { id: 'bob', weight: 1 }, { id: 'carol', weight: 1 }] },
-      { rule: 'always_allow' },
-    ],
-  };
-}
+const policy = approvalPolicy;
 
 const TTL = 3600;
 const APPROVAL_AGE = 7200;

@@ -9,24 +9,14 @@
  * Policy: above 1 000 000 one approval of weight 1 is enough (alice, bob, carol weight 1 each), so
  * a request approved only by bob reaches the threshold until bob is revoked.
  */
-import { type ControlPlaneClient, type PolicySet, type SignRequest } from '@vault/sdk';
+import { type ControlPlaneClient, type SignRequest } from '@vault/sdk';
 import { Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RESTRICTION_ACK_SECONDS } from '../../src/control-plane/service.js';
 import { liftRestrictions } from '../../src/signer/restrictions.js';
-import { setupRig, type Rig } from './rig.js';
+import { approvalPolicy, setupRig, type Rig } from './rig.js';
 
-function policy(wallet: string): PolicySet {
-  return {
-    wallet,
-    version: 1,
-    rules: [
-      { rule: 'hard_ceiling', max: '900000000' },
-      { rule: 'approval_threshold', above: '1000000', required_weight: 1, approvers: [{ id: 'alice', weight: 1 }, { id: 'bob', weight: 1 }, { id: 'carol', weight: 1 }] },
-      { rule: 'always_allow' },
-    ],
-  };
-}
+const policy = approvalPolicy;
 
 let rig: Rig | undefined;
 afterEach(async () => {

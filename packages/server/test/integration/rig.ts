@@ -105,3 +105,16 @@ export async function setupRig(policy: (wallet: string) => PolicySet, front?: (s
   await r.cp.unlock(OPERATOR);
   return r;
 }
+
+/** The integration tests' policy: a ceiling, one approval (alice, bob or carol) above 1,000,000, else allowed. */
+export function approvalPolicy(wallet: string): PolicySet {
+  return {
+    wallet,
+    version: 1,
+    rules: [
+      { rule: 'hard_ceiling', max: '900000000' },
+      { rule: 'approval_threshold', above: '1000000', required_weight: 1, approvers: [{ id: 'alice', weight: 1 }, { id: 'bob', weight: 1 }, { id: 'carol', weight: 1 }] },
+      { rule: 'always_allow' },
+    ],
+  };
+}
