@@ -154,7 +154,9 @@ describe('adopting an existing Safe', () => {
     // The v1.4.1 singleton's own bytecode, deployed by plain CREATE: same code, unofficial address.
     const deployer = privateKeyToAccount(devnet.accounts.funded[3]!.privateKey);
     const hash = await rawRpc<Hex>(url, 'eth_sendTransaction', [{ from: deployer.address, data: safeVersionBytecode('1.4.1', 'singleton'), gas: '0x7a1200' }]);
-    const receipt = await rawRpc<{ contractAddress: Address }>(url, 'eth_getTransactionReceipt', [hash]);
+    // Mined when the receipt exists (automine, but not necessarily by the time the send answers).
+    const receipt = await devnet.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20 });
+    if (!receipt.contractAddress) throw new Error('the copy deployed no contract');
     const s = await existingSafe('1.4.1');
     await rawRpc(url, 'anvil_setStorageAt', [s.safe, '0x0', `0x${receipt.contractAddress.slice(2).toLowerCase().padStart(64, '0')}`]);
     const err = await failure(provisioner.provision(request(s.keys, { options: { adopt: s.safe } })));
