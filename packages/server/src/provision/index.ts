@@ -228,9 +228,10 @@ interface WantedApprover {
  * The approvers every trust file must hold: each approver a provisioned policy names (with the
  * weight it gives), its key from the configuration or the state file's paired devices, plus the
  * configuration's other approvers. Refuses, naming the field, an approver two policies weigh
- * differently, one whose key nobody gives, and two different keys for one id.
+ * differently, one whose key nobody gives (unless every trust file already holds it, at the
+ * policy's weight), and two different keys for one id.
  */
-function wantedApprovers(config: ProvisionConfig, policies: readonly (PolicySet | undefined)[], state: StateFile | undefined): WantedApprover[] {
+function wantedApprovers(config: ProvisionConfig, policies: readonly (PolicySet | undefined)[], state: StateFile | undefined, trusts: readonly TrustFile[]): WantedApprover[] {
   const weights = new Map<string, { weight: number; at: string }>();
   policies.forEach((p, i) => {
     p?.rules.forEach((r, j) => {
@@ -257,8 +258,16 @@ function wantedApprovers(config: ProvisionConfig, policies: readonly (PolicySet 
   for (const [id, { weight, at }] of weights) {
     if (out.has(id)) continue;
     const device = state?.devices.find((d) => d.id === id && d.role === 'approver');
-    if (!device) fail(at.replace(/\.weight$/, '.id'), `approver ${id}: no key for the trust files; pair the device first, or list it in approvers with its public_key`);
-    else out.set(id, { id, public_key: device.public_key, weight, revoked: device.revoked_at !== null, from: `state devices ${id}` });
+    if (device) {
+      out.set(id, { id, public_key: device.public_key, weight, revoked: device.revoked_at !== null, from: `state devices ${id}` });
+      continue;
+    }
+    // No key given: fine only where every trust file already holds the approver, at this weight.
+    trusts.forEach((t, j) => {
+      const k = t.approvers.findIndex((a) => a.id === id);
+      if (k < 0) fail(at.replace(/\.weight$/, '.id'), `approver ${id}: no key for trust_files.${j}; pair the device first, or list it in approvers with its public_key`);
+      if (t.approvers[k]?.weight !== weight) fail(`trust_files.${j}.approvers.${k}.weight`, `approver ${id} has weight ${t.approvers[k]?.weight} here, ${weight} in the policy: provision does not re-weight an approver`);
+    });
   }
   return [...out.values()];
 }
@@ -374,7 +383,7 @@ export async function provision(config: ProvisionConfig, baseDir: string, log: (
     if (given && given.wallet !== w.wallet) fail(`wallets.${i}.policy.wallet`, `the policy is for ${given.wallet}, not ${w.wallet}`);
     return initialState?.policies.find((p) => p.wallet === w.wallet) ?? given;
   });
-  const approvers = trustPaths.length > 0 ? wantedApprovers(config, policies, initialState) : [];
+  const approvers = trustPaths.length > 0 ? wantedApprovers(config, policies, initialState, initialTrusts) : [];
   initialTrusts.forEach((t, j) => mergeApprovers(t.approvers, approvers, `trust_files.${j}`));
   const plugins = config.wallets.map((w, i) => {
     const plugin = loaded.find((l) => l.driver.chains.includes(w.chain));

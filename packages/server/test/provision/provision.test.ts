@@ -266,12 +266,23 @@ describe('vault provision: a servable state (issue #23)', () => {
   });
 
   it('refusals name the field: an approver with no key, one weighed twice differently, a listed one no policy weighs', async () => {
-    await expect(provision(servable({}, { approvers: [] }), dir)).rejects.toThrow(/wallets\.0\.policy\.rules\.0\.approvers\.0\.id.*no key for the trust files/);
+    await expect(provision(servable({}, { approvers: [] }), dir)).rejects.toThrow(/wallets\.0\.policy\.rules\.0\.approvers\.0\.id.*no key for trust_files\.0/);
     expect(calls).toEqual([]);
-    await expect(provision(servable({}, { approvers: [{ id: deviceId, public_key: deviceKey, weight: 1 }] }), dir)).rejects.toThrow(/approvers\.0\.weight.*weight 2 in the policy/);
-    await expect(provision(servable({}, { approvers: [{ id: deviceId, public_key: deviceKey }, { id: 'dev_other', public_key: deviceKey }] }), dir)).rejects.toThrow(/approvers\.1\.weight.*give its weight/);
+    // Trust files that already hold it (written by hand, say) need no key from here, if the weight agrees.
+    for (const t of [trustA, trustB]) writeFileSync(t, JSON.stringify({ format: 'vault-signer-trust', version: 1, wallets: [], approvers: [{ id: deviceId, public_key: deviceKey, weight: 1 }] }));
+    await expect(provision(servable({}, { approvers: [] }), dir)).rejects.toThrow(/trust_files\.0\.approvers\.0\.weight.*does not re-weight/);
+    expect(calls).toEqual([]);
+    for (const t of [trustA, trustB]) writeFileSync(t, JSON.stringify({ format: 'vault-signer-trust', version: 1, wallets: [], approvers: [{ id: deviceId, public_key: deviceKey, weight: 2 }] }));
+    await provision(servable({}, { approvers: [] }), dir);
+    expect(JSON.parse(readFileSync(trustA, 'utf8')).approvers).toEqual([{ id: deviceId, public_key: deviceKey, weight: 2 }]);
+    calls.length = 0;
+    await initStateDir({ stateDir: join(dir, 'cp2'), passphrase: 'provision test passphrase', scrypt: { N: 1024, r: 8, p: 1 }, state: { ...emptyState(), drivers: [{ module: FIXTURE, options: {} }] } });
+    for (const t of [trustA, trustB]) trustFile(t);
+    const fresh = { state_dir: 'cp2' };
+    await expect(provision(servable({}, { ...fresh, approvers: [{ id: deviceId, public_key: deviceKey, weight: 1 }] }), dir)).rejects.toThrow(/approvers\.0\.weight.*weight 2 in the policy/);
+    await expect(provision(servable({}, { ...fresh, approvers: [{ id: deviceId, public_key: deviceKey }, { id: 'dev_other', public_key: deviceKey }] }), dir)).rejects.toThrow(/approvers\.1\.weight.*give its weight/);
     const twice = { ...gated, rules: [gated.rules[0], { rule: 'approval_threshold', above: '99', required_weight: 3, approvers: [{ id: deviceId, weight: 3 }] }] } as PolicySet;
-    await expect(provision(servable({ policy: twice }), dir)).rejects.toThrow(/wallets\.0\.policy\.rules\.1\.approvers\.0\.weight.*one weight per approver/);
+    await expect(provision(servable({ policy: twice }, fresh), dir)).rejects.toThrow(/wallets\.0\.policy\.rules\.1\.approvers\.0\.weight.*one weight per approver/);
     expect(calls).toEqual([]);
   });
 });
