@@ -10,7 +10,8 @@
  *     secp256k1 key), token and trust file;
  *   - the control plane (`vault-control-plane serve`) on --port, with a generated state;
  * then provisions a 2-of-3 wallet on each ledger with `vault provision` (XRPL signer list + master
- * key disabled, Stellar signers + master weight 0, a Safe), pairs a demo approver device over HTTP
+ * key disabled, Stellar signers + master weight 0, a Safe; the drivers and the demo approver's key
+ * go into the state and trust files with it), pairs a demo approver device over HTTP
  * and prints the URLs, the operator passphrase and what to try. Ctrl-C stops every process.
  *
  * --hsm puts signer a's keys in a SoftHSM2 token (PKCS#11; installed first when missing and this
@@ -264,14 +265,14 @@ export async function setUp({ dir: where, port = '7331', kdfLog2 = '15', hsm = f
       }
     }
     const trust = join(home, 'trust.json');
-    writeFileSync(trust, JSON.stringify({ format: 'vault-signer-trust', version: 1, wallets: [], approvers: [{ id: deviceId, public_key: device.publicKeyHex, weight: 1 }], drivers }, null, 2), { mode: 0o600 });
+    // Empty: `vault provision` writes the wallets, the approver and the drivers into it.
+    writeFileSync(trust, JSON.stringify({ format: 'vault-signer-trust', version: 1, wallets: [], approvers: [] }, null, 2), { mode: 0o600 });
     return { name, home, env, addresses, trust, keyArgs, backend: keyArgs[0] === '--pkcs11' ? 'pkcs11' : 'software' };
   }));
   say(`signers: ${signers.map((s) => `${s.name} (${Object.values(s.addresses).map((a) => a.address.slice(0, 8)).join(', ')}; keys: ${s.backend === 'pkcs11' ? 'SoftHSM2 token over PKCS#11' : 'software keystore'})`).join('; ')}`);
 
   await cpInit;
   const statePath = join(cpDir, 'state.json');
-  writeStateFile(statePath, { ...readStateFile(statePath), drivers });
 
   // 5. Provision the three 2-of-3 wallets: ledgers first, then the state file and trust files.
   const members = (chain) => signers.map((s, i) => ({ address: s.addresses[chain].address, weight: 1, curve: s.addresses[chain].curve, label: `signer-${s.name}` }));
@@ -280,9 +281,12 @@ export async function setUp({ dir: where, port = '7331', kdfLog2 = '15', hsm = f
   // (XRPL 12 drops x (1 + 3 signers) = 48 drops; Stellar 100 stroops for one operation; a Safe pays
   // no fee of its own). Tighter than the drivers' defaults, which a signer applies when max_fee is absent.
   const MAX_FEE = { xrpl: 1000, stellar: 2000, evm: 0 };
+  // The drivers and the approver go into the state file and every trust file through provision.
   const provision = {
     state_dir: cpDir,
     trust_files: signers.map((s) => s.trust),
+    drivers,
+    approvers: [{ id: deviceId, public_key: device.publicKeyHex }],
     wallets: [
       {
         wallet: WALLET.xrpl,

@@ -32,6 +32,8 @@ export const ACCESS = {
   'POST /session/lock': ALL,
   'GET /wallets': ALL,
   'GET /policy/{wallet}': ALL,
+  // Read-only (nothing is written): whoever reads the intents and the policy may ask.
+  'POST /policy/{wallet}/simulate': READERS,
   'GET /assets': ALL,
   'POST /intent': ['admin', 'device:initiator'],
   'GET /intents': READERS,

@@ -29,12 +29,14 @@ import { bearerToken } from '../http/auth.js';
 import { allow, principalOf, type RouteKey } from './access.js';
 import { forbidden } from './device-auth.js';
 import { eventStream } from './event-stream.js';
-import { CreateWebhookRequestSchema, DeviceChallengeRequestSchema, DeviceIdSchema, DeviceSessionRequestSchema, openApiDocument, SnapshotRequestSchema, UnlockRequestSchema } from './openapi.js';
+import { CreateWebhookRequestSchema, DeviceChallengeRequestSchema, DeviceIdSchema, DeviceSessionRequestSchema, openApiDocument, SimulatePolicyRequestSchema, SnapshotRequestSchema, UnlockRequestSchema } from './openapi.js';
 import { publicIntent, type ControlPlane } from './service.js';
 import { WebhookIdSchema } from './webhooks/config.js';
 
 export const INTENT_BODY_LIMIT = 320 * 1024;
 export const SMALL_BODY_LIMIT = 16 * 1024;
+/** A proposed policy: as large as the state file lets a policy grow in practice (approver lists). */
+export const POLICY_BODY_LIMIT = 256 * 1024;
 
 const ClaimSchema = z.looseObject({
   code: z.string().min(1).max(64),
@@ -95,6 +97,7 @@ export function logPath(path: string): string {
     .replace(/^\/pair\/qr\/.+$/, '/pair/qr/{code}')
     .replace(/^\/devices\/[^/]+/, '/devices/{id}')
     .replace(/^\/wallets\/[^/]+\/reconcile$/, '/wallets/{id}/reconcile')
+    .replace(/^\/policy\/[^/]+\/simulate$/, '/policy/{wallet}/simulate')
     .replace(/^\/policy\/.+$/, '/policy/{wallet}')
     .replace(/^\/webhooks\/[^/]+\/deliveries\/[^/]+/, '/webhooks/{id}/deliveries/{delivery}')
     .replace(/^\/webhooks\/[^/]+/, '/webhooks/{id}')
@@ -173,6 +176,11 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
 
   app.get('/wallets', allowTo('GET /wallets'), (c) => c.json(cp.walletsView()));
   app.get('/policy/:wallet', allowTo('GET /policy/{wallet}'), (c) => c.json(cp.policy(param(c, 'wallet', WalletIdSchema))));
+  app.post('/policy/:wallet/simulate', allowTo('POST /policy/{wallet}/simulate'), async (c) => {
+    const wallet = param(c, 'wallet', WalletIdSchema);
+    const body = await readJson(c, SimulatePolicyRequestSchema, 'simulate', POLICY_BODY_LIMIT);
+    return c.json(cp.simulatePolicy(wallet, body.policy, body.limit));
+  });
   app.get('/assets', allowTo('GET /assets'), (c) => c.json({ assets: cp.state.assets.assets, reserved: cp.state.assets.reserved }));
 
   app.post('/intent', allowTo('POST /intent'), async (c) => {

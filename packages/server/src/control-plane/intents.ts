@@ -4,7 +4,7 @@
  * gives), the policy evaluation every status rests on, re-evaluation on read (timelocks release,
  * revoked and stale approvals stop counting, an intent past its expiry expires) and the list.
  */
-import { destinationAccount, evaluatePolicy, intentExpiresAt, intentId, isExpired, normalizeDestination, normalizeIntent, STATUS_BY_DECISION, type Decision, type IntentRequest, type IntentStatus, type SignedApproval } from '@vault/sdk';
+import { destinationAccount, evaluatePolicy, policyDigest, preparePolicy, type PolicySet, intentExpiresAt, intentId, isExpired, normalizeDestination, normalizeIntent, STATUS_BY_DECISION, type Decision, type IntentRequest, type IntentStatus, type SignedApproval, ValidationError } from '@vault/sdk';
 import { countedApprovals } from './approvals.js';
 import { canonicalJson } from './state.js';
 import type { Core } from './core.js';
@@ -15,6 +15,41 @@ import { EXPIRABLE_STATUSES, isOpen, transition } from './status.js';
 import type { IntentRecord } from './store.js';
 
 export const INTENT_LIST_MAX = 100;
+/** How many of a wallet's newest intents a policy simulation evaluates at most. */
+export const SIMULATE_INTENTS_MAX = 200;
+
+/** One intent whose decision the proposed policy changes. */
+export interface SimulatedChange {
+  intentId: string;
+  status: IntentStatus;
+  created_at: number;
+  amount: string;
+  destination: string;
+  initiator: string;
+  operation: string;
+  current: Decision;
+  proposed: Decision;
+}
+
+export interface PolicySimulation {
+  wallet: string;
+  current: { version: number; digest: string };
+  proposed: { version: number; digest: string };
+  /** The clock both evaluations ran at. */
+  at: number;
+  evaluated: number;
+  /** Intents whose decision, release time or awaited weight would differ, newest first. */
+  changed: SimulatedChange[];
+}
+
+/**
+ * Whether two decisions lead to the same thing: the same kind, release time and, while approvals
+ * are awaited, the same weight needed. The reasons' wording, and the weight an intent that is
+ * allowed anyway would have needed, do not count.
+ */
+function sameOutcome(a: Decision, b: Decision): boolean {
+  return a.decision === b.decision && a.not_before === b.not_before && (a.decision !== 'require_approvals' || a.required_weight === b.required_weight);
+}
 
 export class Intents {
   readonly #core: Core;
@@ -31,8 +66,11 @@ export class Intents {
     this.#onTimelocked = onTimelocked;
   }
 
-  evaluate(record: Pick<IntentRecord, 'intentId' | 'approvals' | 'intent' | 'created_at'> & Partial<IntentRecord>, existing: IntentRecord | null): Decision {
-    const policy = this.#core.policy(record.intent.wallet);
+  /**
+   * The one policy evaluation: creation, re-evaluation on read and on execute, and the simulation
+   * of a proposed policy (`policy` given, validated by preparePolicy) all call it.
+   */
+  evaluate(record: Pick<IntentRecord, 'intentId' | 'approvals' | 'intent' | 'created_at'> & Partial<IntentRecord>, existing: IntentRecord | null, policy: Readonly<PolicySet> = this.#core.policy(record.intent.wallet)): Decision {
     const now = this.#core.now();
     const statements = this.#protections.statements(policy, record.intent);
     return evaluatePolicy(policy, record.intent, {
@@ -143,6 +181,33 @@ export class Intents {
       keep = Math.max(keep, b);
     }
     this.#core.writer.history.prune(now, keep + 60);
+  }
+
+  /**
+   * POST /policy/{wallet}/simulate: the wallet's newest intents (at most SIMULATE_INTENTS_MAX)
+   * evaluated under the policy in force and under `proposed`, by `evaluate` with the same clock,
+   * history and approvals, so a difference is the policy's alone. Writes nothing.
+   */
+  simulatePolicy(walletId: string, proposed: unknown, limit = SIMULATE_INTENTS_MAX): PolicySimulation {
+    const current = this.#core.policy(walletId);
+    let next: Readonly<PolicySet>;
+    try {
+      next = preparePolicy(proposed);
+    } catch (e) {
+      // The body's field is `policy`: its issues are named from there.
+      if (e instanceof ValidationError) throw new ValidationError('simulate', e.issues.map((i) => ({ path: i.path === '' ? 'policy' : `policy.${i.path}`, message: i.message })), { cause: e });
+      throw e;
+    }
+    if (next.wallet !== walletId) throw new ValidationError('simulate', [{ path: 'policy.wallet', message: `the policy is for ${next.wallet}, not ${walletId}` }]);
+    const changed: SimulatedChange[] = [];
+    const records = this.#core.store.recentForWallet(walletId, Math.min(Math.max(1, limit), SIMULATE_INTENTS_MAX));
+    for (const r of records) {
+      const a = this.evaluate(r, r, current);
+      const b = this.evaluate(r, r, next);
+      if (sameOutcome(a, b)) continue;
+      changed.push({ intentId: r.intentId, status: r.status, created_at: r.created_at, amount: r.intent.amount, destination: r.intent.destination, initiator: r.intent.initiator, operation: r.intent.operation.op, current: a, proposed: b });
+    }
+    return { wallet: walletId, current: { version: current.version, digest: policyDigest(current) }, proposed: { version: next.version, digest: policyDigest(next) }, at: this.#core.now(), evaluated: records.length, changed };
   }
 
   listIntents(limit = INTENT_LIST_MAX): Record<string, unknown>[] {

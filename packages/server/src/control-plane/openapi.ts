@@ -16,6 +16,11 @@ export const CreateWebhookRequestSchema = z.strictObject({
   types: z.array(EventTypeFilterSchema).max(64).optional(),
   description: z.string().max(256).optional(),
 });
+/** POST /policy/{wallet}/simulate: a proposed policy (validated as the state file's are) and how many recent intents to replay. */
+export const SimulatePolicyRequestSchema = z.strictObject({
+  policy: z.unknown().describe('The proposed PolicySet for this wallet (policy.wallet must be the path\'s).'),
+  limit: z.int().min(1).max(200).optional().describe('The newest intents of the wallet to evaluate (default and most: 200).'),
+});
 export const DeviceIdSchema = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'device id: 1..128 of A-Z a-z 0-9 . _ : -');
 export const DeviceChallengeRequestSchema = z.strictObject({ device_id: DeviceIdSchema });
 export const DeviceSessionRequestSchema = z.strictObject({
@@ -57,6 +62,7 @@ export const ROUTES: readonly Op[] = [
   { method: 'post', path: '/session/lock', summary: 'End the session', auth: true, ok: 'Object' },
   { method: 'get', path: '/wallets', summary: 'Wallets with their policy digest', auth: true, ok: 'ObjectArray' },
   { method: 'get', path: '/policy/{wallet}', summary: 'A wallet\'s policy set', auth: true, ok: 'PolicySet', params: [idParam('wallet')], errors: [404] },
+  { method: 'post', path: '/policy/{wallet}/simulate', summary: "Evaluate a proposed policy against the wallet's newest intents (up to 200) beside the policy in force; lists the decisions that would change. Writes nothing", auth: true, body: 'SimulatePolicyRequest', ok: 'Object', params: [idParam('wallet')], errors: [400, 404] },
   { method: 'get', path: '/assets', summary: 'Canonical asset registry and reserved tickers', auth: true, ok: 'Object' },
   { method: 'post', path: '/intent', summary: 'Create (or replay) an intent', auth: true, body: 'IntentRequest', ok: 'CreateIntentResult', errors: [400, 404] },
   { method: 'get', path: '/intents', summary: 'Intents, newest first, at most 100', auth: true, ok: 'ObjectArray' },
@@ -116,7 +122,7 @@ function clean(schema: Record<string, unknown>): Record<string, unknown> {
 export function openApiDocument(): Record<string, unknown> {
   const schemas: Record<string, unknown> = {};
   for (const [name, s] of Object.entries(jsonSchemas())) schemas[name] = clean(s);
-  const extra = { UnlockRequest: UnlockRequestSchema, SnapshotRequest: SnapshotRequestSchema, PairCreateRequest: PairCreateRequestSchema, PairClaimRequest: PairClaimRequestSchema, CreateWebhookRequest: CreateWebhookRequestSchema, DeviceChallengeRequest: DeviceChallengeRequestSchema, DeviceSessionRequest: DeviceSessionRequestSchema };
+  const extra = { UnlockRequest: UnlockRequestSchema, SnapshotRequest: SnapshotRequestSchema, PairCreateRequest: PairCreateRequestSchema, PairClaimRequest: PairClaimRequestSchema, CreateWebhookRequest: CreateWebhookRequestSchema, DeviceChallengeRequest: DeviceChallengeRequestSchema, DeviceSessionRequest: DeviceSessionRequestSchema, SimulatePolicyRequest: SimulatePolicyRequestSchema };
   for (const [name, s] of Object.entries(extra)) schemas[name] = clean(z.toJSONSchema(s, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>);
   schemas['Object'] = { type: 'object', additionalProperties: true };
   schemas['ObjectArray'] = { type: 'array', items: { type: 'object', additionalProperties: true } };

@@ -54,7 +54,7 @@ import { Devices, publicDevice } from './devices.js';
 import { Estate } from './estate.js';
 import { EVENT_HEARTBEAT_SECONDS, EVENT_STREAM_BUFFER_BYTES, EVENT_STREAMS_MAX } from './event-stream.js';
 import { Execution } from './execute.js';
-import { INTENT_LIST_MAX, Intents } from './intents.js';
+import { INTENT_LIST_MAX, Intents, type PolicySimulation } from './intents.js';
 import { EXPIRY_SWEEP_MS, Lifecycle } from './lifecycle.js';
 import { Protections } from './protect.js';
 import { Restrictions } from './restrictions.js';
@@ -288,6 +288,11 @@ export class ControlPlane {
   /** Open statuses are re-evaluated on read (timelocks release, revoked approvals stop counting). */
   refresh(id: string): Promise<IntentRecord> {
     return this.#intents.refresh(id);
+  }
+
+  /** POST /policy/{wallet}/simulate: which of the wallet's recent decisions `proposed` would change. */
+  simulatePolicy(walletId: string, proposed: unknown, limit?: number): PolicySimulation {
+    return this.#intents.simulatePolicy(walletId, proposed, limit);
   }
 
   listIntents(limit = INTENT_LIST_MAX): Record<string, unknown>[] {

@@ -235,6 +235,16 @@ export class IntentStore {
     return out;
   }
 
+  /** The wallet's newest intents, newest first (the per-wallet history index, read backwards). */
+  recentForWallet(wallet: string, limit: number): IntentRecord[] {
+    const out: IntentRecord[] = [];
+    for (const { value } of this.history.getRange({ start: [wallet, Number.MAX_SAFE_INTEGER, 0], end: [wallet, 0, 0], reverse: true, limit })) {
+      const r = this.intents.get(value.intentId);
+      if (r) out.push(r);
+    }
+    return out;
+  }
+
   /** The wallet's history entries created at or after `since`. */
   historySince(wallet: string, since: number): HistoryEntry[] {
     const out: HistoryEntry[] = [];

@@ -19,9 +19,12 @@ const USAGE = `usage:
   vault events tail [--url http://127.0.0.1:7331] [--after evt_…] [--types a,b] [--wallet W] [--intent int_…]
 
 FILE (JSON): { "state_dir"?: DIR, "trust_files"?: [FILE…], "drivers"?: [{ "module", "options" }],
-               "wallets": [{ "wallet", "chain", "members": [{ "address", "weight", "curve", "label"? }],
-                             "quorum", "funding": { "kind": "faucet", "url" } | { "kind": "key_env", "env" },
-                             "fund_amount"?, "policy"?: PolicySet, "policy_digest"? }] }
+               "approvers"?: [{ "id", "public_key", "weight"? }],
+               "wallets": [{ "wallet", "chain", "quorum",
+                             "members": [{ "address", "curve" | "keystore": DIR, "key"?, "weight", "label"?,
+                                           "signer"?: { "url", "token_env" | "token", "label"? } }],
+                             "funding": { "kind": "faucet", "url" } | { "kind": "key_env", "env" },
+                             "fund_amount"?, "max_fee"?, "lifetime"?, "options"?, "policy"?: PolicySet, "policy_digest"? }] }
 Relative paths are relative to FILE. Stop the control plane first, or POST /admin/reload after.
 
 events tail prints one line per event (<id> <time> <type> <subject> key=value…) and resumes

@@ -158,6 +158,11 @@ describe('attack: refused requests change state', () => {
       { method: 'POST', route: '/admin/reload', path: '/admin/reload', status: 400, before: replaceState('{ not json'), after: restoreState },
       { method: 'POST', route: '/admin/reload', path: '/admin/reload', status: 400, field: 'version', before: replaceState(json({ version: 2 })), after: restoreState },
       { method: 'POST', route: '/admin/reload', path: '/admin/reload', token: null, status: 401 },
+      // /policy/{wallet}/simulate: a policy for another wallet, a bad rule, an unknown wallet, no session
+      { method: 'POST', route: '/policy/{wallet}/simulate', path: '/policy/ops/simulate', body: json({ policy: { wallet: 'other', version: 1, rules: [] } }), status: 400, field: 'policy.wallet' },
+      { method: 'POST', route: '/policy/{wallet}/simulate', path: '/policy/ops/simulate', body: json({ policy: { wallet: 'ops', version: 1, rules: [{ rule: 'hard_ceiling', max: 'x' }] } }), status: 400, field: 'policy.rules.0.max' },
+      { method: 'POST', route: '/policy/{wallet}/simulate', path: '/policy/nope/simulate', body: json({ policy: { wallet: 'nope', version: 1, rules: [] } }), status: 404 },
+      { method: 'POST', route: '/policy/{wallet}/simulate', path: '/policy/ops/simulate', token: null, body: json({ policy: { wallet: 'ops', version: 1, rules: [] } }), status: 401 },
       // /snapshot
       { method: 'POST', route: '/snapshot', path: '/snapshot', body: json({ wallet: 5 }), status: 400, field: 'wallet' },
       { method: 'POST', route: '/snapshot', path: '/snapshot', token: null, body: json({}), status: 401 },

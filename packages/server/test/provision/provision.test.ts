@@ -3,7 +3,7 @@
  * SDK's memory ledger (fixtures/memory-provisioner.mjs). The ledgers' own provisioners are tested
  * in the driver packages against their devnets; examples/local-vault runs them end to end.
  */
-import { ValidationError, policyDigest, type PolicySet } from '@vault/sdk';
+import { ValidationError, policyDigest, sha256Hex, type PolicySet } from '@vault/sdk';
 import { MEMORY_DEFAULT_MAX_FEE, createSoftwareKey, memoryAddress } from '@vault/sdk/testing';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -11,7 +11,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { initStateDir } from '../../src/control-plane/run.js';
-import { emptyState, readStateFile } from '../../src/control-plane/state.js';
+import { emptyState, readStateFile, writeStateFile } from '../../src/control-plane/state.js';
+import { createKey } from '../../src/signer/keystore.js';
 import { provision, ProvisionConfigSchema, readProvisionConfig, type ProvisionConfig } from '../../src/provision/index.js';
 import { parseTrust } from '../../src/signer/trust.js';
 import { calls, ledgerFor } from './fixtures/memory-provisioner.mjs';
@@ -153,6 +154,136 @@ describe('vault provision', () => {
     await expect(provision(config(), dir)).rejects.toThrow(/different descriptors/);
     writeFileSync(trustB, '{"format":"vault-signer-trust"}');
     await expect(provision(config(), dir)).rejects.toBeInstanceOf(ValidationError);
+  });
+});
+
+describe('vault provision: a servable state (issue #23)', () => {
+  const device = createSoftwareKey(new Uint8Array(32).fill(9));
+  const deviceKey = Buffer.from(device.publicKey).toString('hex');
+  const deviceId = `dev_${sha256Hex(deviceKey).slice(0, 16)}`;
+  const gated: PolicySet = { wallet: 'ops', version: 1, rules: [{ rule: 'approval_threshold', above: '10', required_weight: 1, approvers: [{ id: deviceId, weight: 2 }] }, { rule: 'always_allow' }] };
+  const endpoint = (n: number) => ({ url: `http://127.0.0.1:${7332 + n}`, token_env: `VAULT_SIGNER_${n}_TOKEN`, label: `signer-${n}` });
+  const servable = (wallet: Record<string, unknown> = {}, extra: Partial<ProvisionConfig> = {}) =>
+    config({ drivers: [{ module: './fixture-plugin.mjs', options: {} }], approvers: [{ id: deviceId, public_key: deviceKey }], ...extra }, { policy: gated, members: members.map((m, i) => ({ ...m, signer: endpoint(i + 1) })), ...wallet });
+  const files = () => [join(stateDir, 'state.json'), trustA, trustB].map((f) => readFileSync(f, 'utf8'));
+
+  beforeEach(() => {
+    // The plugin named by a path relative to the provision file: each file must name it from its own directory.
+    writeFileSync(join(dir, 'fixture-plugin.mjs'), `export * from ${JSON.stringify(FIXTURE)};\n`);
+  });
+
+  it('writes signer endpoints per member address and the drivers into state.json, and the approvers and drivers into every trust file', async () => {
+    await provision(servable(), dir);
+    const state = readStateFile(join(stateDir, 'state.json'));
+    expect(state.signers).toEqual(Object.fromEntries(members.map((m, i) => [m.address, endpoint(i + 1)])));
+    // state.json's relative module paths resolve against the state directory.
+    expect(state.drivers).toEqual([{ module: FIXTURE, options: {} }, { module: '../fixture-plugin.mjs', options: {} }]);
+    for (const t of [trustA, trustB]) {
+      const trust = JSON.parse(readFileSync(t, 'utf8'));
+      expect(trust.approvers).toEqual([{ id: deviceId, public_key: deviceKey, weight: 2 }]);
+      expect(trust.drivers).toEqual([{ module: './fixture-plugin.mjs', options: {} }]);
+      expect(parseTrust(trust).approvers.get(deviceId)).toMatchObject({ publicKey: deviceKey, weight: 2, revoked: false });
+    }
+  });
+
+  it('a second identical run changes nothing: state.json and every trust file byte-identical, nothing written', async () => {
+    await provision(servable(), dir);
+    const before = files();
+    const [again] = await provision(servable(), dir);
+    expect(again).toMatchObject({ changed: false, written: [] });
+    expect(files()).toEqual(before);
+  });
+
+  it("takes a paired approver device's key from the state file when the configuration does not list it", async () => {
+    const path = join(stateDir, 'state.json');
+    const state = readStateFile(path);
+    writeStateFile(path, { ...state, devices: [{ id: deviceId, role: 'approver', label: 'phone', public_key: deviceKey, paired_at: 1, revoked_at: null }] });
+    await provision(servable({}, { approvers: [] }), dir);
+    expect(JSON.parse(readFileSync(trustB, 'utf8')).approvers).toEqual([{ id: deviceId, public_key: deviceKey, weight: 2 }]);
+  });
+
+  it('a member given by its keystore folder: the address is derived from its key file; two candidate keys need key; none refuses naming the field', async () => {
+    const ks = join(dir, 'signer-x/keys');
+    const key = await createKey(ks, { curve: 'ed25519', passphrase: 'a long signer passphrase', kdf: { N: 1024, r: 8, p: 1 } });
+    const address = memoryAddress(Buffer.from(key.publicKeyHex, 'hex'));
+    const viaKeystore = [{ keystore: './signer-x/keys', weight: 1, label: 'x', signer: endpoint(1) }, ...members.slice(1)];
+    const [done] = await provision(servable({ members: viaKeystore }), dir);
+    expect(calls[0]?.members[0]).toEqual({ address, weight: 1, curve: 'ed25519', label: 'x' });
+    expect(readStateFile(join(stateDir, 'state.json')).signers[address]).toEqual(endpoint(1));
+    expect(done?.reconcile.clean).toBe(true);
+    // A second ed25519 key in the folder: which one is ambiguous until the member names it.
+    const other = await createKey(ks, { curve: 'ed25519', passphrase: 'a long signer passphrase', kdf: { N: 1024, r: 8, p: 1 } });
+    await expect(provision(servable({ members: viaKeystore }), dir)).rejects.toThrow(/wallets\.0\.members\.0\.key.*2 keys/);
+    await provision(servable({ members: [{ ...viaKeystore[0], key: key.id }, ...members.slice(1)] }), dir);
+    expect(calls.at(-1)?.members[0]?.address).toBe(address);
+    expect(other.id).not.toBe(key.id);
+    await expect(provision(servable({ members: [{ keystore: './nowhere', weight: 1 }, ...members.slice(1)] }), dir)).rejects.toThrow(/wallets\.0\.members\.0\.keystore/);
+    await expect(provision(servable({ members: [{ ...viaKeystore[0], curve: 'secp256k1' }, ...members.slice(1)] }), dir)).rejects.toThrow(/members\.0\.keystore.*no key/);
+    expect(() => config({}, { members: [{ address: 'x', keystore: './k', weight: 1, curve: 'ed25519' }] })).toThrow(/exactly one of address or keystore/);
+    expect(() => config({}, { members: [{ address: 'x', weight: 1 }] })).toThrow(/curve is required/);
+  });
+
+  it('attack: re-keying an approver through provision is refused naming the field, before any ledger is touched', async () => {
+    await provision(servable(), dir);
+    const before = files();
+    calls.length = 0;
+    const attacker = Buffer.from(createSoftwareKey(new Uint8Array(32).fill(66)).publicKey).toString('hex');
+    await expect(provision(servable({}, { approvers: [{ id: deviceId, public_key: attacker }] }), dir)).rejects.toThrow(/trust_files\.0\.approvers\.0\.public_key.*does not re-key/);
+    expect(calls).toEqual([]);
+    expect(files()).toEqual(before);
+  });
+
+  it('attack: re-weighting an approver through provision is refused naming the field', async () => {
+    await provision(servable(), dir);
+    const before = files();
+    const heavier = { ...gated, version: 2, rules: [{ ...gated.rules[0], approvers: [{ id: deviceId, weight: 5 }] }, { rule: 'always_allow' }] } as PolicySet;
+    // A fresh state file (the policy is not yet stored there) so the new weight reaches the trust-file check.
+    const path = join(stateDir, 'state.json');
+    writeStateFile(path, { ...readStateFile(path), policies: [] });
+    await expect(provision(servable({ policy: heavier }), dir)).rejects.toThrow(/trust_files\.0\.approvers\.0\.weight.*does not re-weight/);
+    expect(files().slice(1)).toEqual(before.slice(1));
+  });
+
+  it('attack: reviving a revoked approver through provision is refused naming the field', async () => {
+    await provision(servable(), dir);
+    const t = JSON.parse(readFileSync(trustA, 'utf8'));
+    t.approvers[0].revoked = true;
+    writeFileSync(trustA, JSON.stringify(t));
+    await expect(provision(servable(), dir)).rejects.toThrow(/trust_files\.0\.approvers\.0\.revoked.*does not revive/);
+    expect(JSON.parse(readFileSync(trustA, 'utf8')).approvers[0].revoked).toBe(true);
+    // Nor through the state file: a device revoked there is not listed back as a live approver.
+    const path = join(stateDir, 'state.json');
+    writeStateFile(path, { ...readStateFile(path), devices: [{ id: deviceId, role: 'approver', label: 'phone', public_key: deviceKey, paired_at: 1, revoked_at: 2 }] });
+    await expect(provision(servable(), dir)).rejects.toThrow(/approvers\.0\.id.*revoked in the state file/);
+  });
+
+  it('a revoked paired device is written revoked into a trust file that still trusts it (only removes power)', async () => {
+    await provision(servable(), dir);
+    const path = join(stateDir, 'state.json');
+    writeStateFile(path, { ...readStateFile(path), devices: [{ id: deviceId, role: 'approver', label: 'phone', public_key: deviceKey, paired_at: 1, revoked_at: 2 }] });
+    await provision(servable({}, { approvers: [] }), dir);
+    for (const t of [trustA, trustB]) expect(JSON.parse(readFileSync(t, 'utf8')).approvers).toEqual([{ id: deviceId, public_key: deviceKey, weight: 2, revoked: true }]);
+  });
+
+  it('refusals name the field: an approver with no key, one weighed twice differently, a listed one no policy weighs', async () => {
+    await expect(provision(servable({}, { approvers: [] }), dir)).rejects.toThrow(/wallets\.0\.policy\.rules\.0\.approvers\.0\.id.*no key for trust_files\.0/);
+    expect(calls).toEqual([]);
+    // Trust files that already hold it (written by hand, say) need no key from here, if the weight agrees.
+    for (const t of [trustA, trustB]) writeFileSync(t, JSON.stringify({ format: 'vault-signer-trust', version: 1, wallets: [], approvers: [{ id: deviceId, public_key: deviceKey, weight: 1 }] }));
+    await expect(provision(servable({}, { approvers: [] }), dir)).rejects.toThrow(/trust_files\.0\.approvers\.0\.weight.*does not re-weight/);
+    expect(calls).toEqual([]);
+    for (const t of [trustA, trustB]) writeFileSync(t, JSON.stringify({ format: 'vault-signer-trust', version: 1, wallets: [], approvers: [{ id: deviceId, public_key: deviceKey, weight: 2 }] }));
+    await provision(servable({}, { approvers: [] }), dir);
+    expect(JSON.parse(readFileSync(trustA, 'utf8')).approvers).toEqual([{ id: deviceId, public_key: deviceKey, weight: 2 }]);
+    calls.length = 0;
+    await initStateDir({ stateDir: join(dir, 'cp2'), passphrase: 'provision test passphrase', scrypt: { N: 1024, r: 8, p: 1 }, state: { ...emptyState(), drivers: [{ module: FIXTURE, options: {} }] } });
+    for (const t of [trustA, trustB]) trustFile(t);
+    const fresh = { state_dir: 'cp2' };
+    await expect(provision(servable({}, { ...fresh, approvers: [{ id: deviceId, public_key: deviceKey, weight: 1 }] }), dir)).rejects.toThrow(/approvers\.0\.weight.*weight 2 in the policy/);
+    await expect(provision(servable({}, { ...fresh, approvers: [{ id: deviceId, public_key: deviceKey }, { id: 'dev_other', public_key: deviceKey }] }), dir)).rejects.toThrow(/approvers\.1\.weight.*give its weight/);
+    const twice = { ...gated, rules: [gated.rules[0], { rule: 'approval_threshold', above: '99', required_weight: 3, approvers: [{ id: deviceId, weight: 3 }] }] } as PolicySet;
+    await expect(provision(servable({ policy: twice }, fresh), dir)).rejects.toThrow(/wallets\.0\.policy\.rules\.1\.approvers\.0\.weight.*one weight per approver/);
+    expect(calls).toEqual([]);
   });
 });
 
