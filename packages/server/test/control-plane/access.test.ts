@@ -116,9 +116,23 @@ describe('device sign-in', () => {
 
 describe('the access table, cell by cell', () => {
   let t: Harness;
+  /** An API key bound to agent:bot in wallet ops, made by the admin through the API. */
+  let apiKey: string;
   beforeAll(async () => {
     t = await harness();
+    const admin = t.client.getToken();
+    expect((await post(t, '/operators', { name: 'olga', role: 'operator', passphrase: 'olga passphrase 1' }, admin)).status).toBe(200);
+    expect((await post(t, '/operators', { name: 'audrey', role: 'auditor', passphrase: 'audrey passphrase' }, admin)).status).toBe(200);
+    apiKey = (await post(t, '/api-keys', { bound_to: 'agent:bot', wallets: ['ops'], expires_at: t.clock.now + 86_400 }, admin)).body.key;
   });
+  /** A fresh credential of `role`: a session (passphrase or device key) or the API key. */
+  const credential = async (role: string): Promise<string> => {
+    if (role === 'admin') return (await t.client.unlock(PASSPHRASE)).token;
+    if (role === 'operator') return (await post(t, '/session/unlock', { name: 'olga', passphrase: 'olga passphrase 1' })).body.token;
+    if (role === 'auditor') return (await post(t, '/session/unlock', { name: 'audrey', passphrase: 'audrey passphrase' })).body.token;
+    if (role === 'apikey') return apiKey;
+    return (await signIn(t, DEVICES.find((d) => `device:${d.role}` === role)!)).token!;
+  };
   afterAll(() => t.close());
   const MISSING_INTENT = `int_${'0'.repeat(64)}`;
   const concrete = (route: RouteKey) => {
@@ -127,6 +141,8 @@ describe('the access table, cell by cell', () => {
       .replace('{wallet}', 'ops')
       .replace('/wallets/{id}', '/wallets/ops')
       .replace('/devices/{id}', '/devices/nobody')
+      .replace('{name}', 'nobody')
+      .replace('/api-keys/{id}', `/api-keys/${'0'.repeat(16)}`)
       .replace('/webhooks/{id}', `/webhooks/wh_${'0'.repeat(24)}`)
       .replace('{delivery}', 'evt_0000000000000001')
       .replace('{id}', MISSING_INTENT);
@@ -141,7 +157,7 @@ describe('the access table, cell by cell', () => {
   for (const route of Object.keys(ACCESS) as RouteKey[]) {
     for (const role of ROLES) {
       it(`${route} as ${role}: ${allowed(route, role) ? 'allowed' : 'forbidden'}`, async () => {
-        const token = role === 'admin' ? (await t.client.unlock(PASSPHRASE)).token : (await signIn(t, DEVICES.find((d) => `device:${d.role}` === role)!)).token!;
+        const token = await credential(role);
         const { method, path } = concrete(route);
         const body = method === 'POST' ? JSON.stringify(bodies[route] ?? {}) : undefined;
         // The event stream never ends: look at its status and headers only.
