@@ -20,6 +20,39 @@ export const API_KEY_SECRET_BYTES = 32;
 /** The longest an API key may live: keys expire, and a forgotten one should not outlive a year. */
 export const API_KEY_MAX_SECONDS = 366 * 24 * 60 * 60;
 
+/**
+ * Passphrase checks running at once across all accounts. Each account's queue has at most one
+ * check in flight, so this gate sees at most one waiter per account and serves them in arrival
+ * order: a flood on several accounts delays another by a few checks, never refuses it, and
+ * memory stays at this many scrypts (32 MiB each at the default cost), not one per account.
+ */
+export const SCRYPT_CONCURRENCY = 2;
+
+/** A FIFO counting semaphore (see SCRYPT_CONCURRENCY). */
+class Gate {
+  #free: number;
+  readonly #waiting: (() => void)[] = [];
+  constructor(readonly size: number) {
+    this.#free = size;
+  }
+  /** Checks running now. */
+  get running(): number {
+    return this.size - this.#free;
+  }
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.#free > 0) this.#free -= 1;
+    else await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    try {
+      return await fn();
+    } finally {
+      // The slot passes straight to the next waiter, or is freed.
+      const next = this.#waiting.shift();
+      if (next) next();
+      else this.#free += 1;
+    }
+  }
+}
+
 const API_KEY_RE = /^vk_([0-9a-f]{16})_([A-Za-z0-9_-]{43,128})$/;
 
 /** The id and secret of a presented key, or null when it is not shaped like one. */
@@ -66,6 +99,7 @@ export class Identities {
   readonly #unknownQueue: UnlockQueue;
   /** What a name without a live account is checked against, so its answer costs one scrypt too. */
   readonly #decoy: PassphraseFile;
+  readonly #gate = new Gate(SCRYPT_CONCURRENCY);
   /** Compared against when a key id is unknown, so the answer takes the same path. */
   readonly #decoyDigest = randomBytes(32);
 
@@ -77,6 +111,11 @@ export class Identities {
     this.legacyQueue = new UnlockQueue(queueMax);
     this.#unknownQueue = new UnlockQueue(queueMax);
     this.#decoy = { ...legacy, salt: randomBytes(16).toString('hex'), hash: randomBytes(32).toString('hex') };
+  }
+
+  /** Passphrase checks running now, across every account (at most SCRYPT_CONCURRENCY). */
+  get checksRunning(): number {
+    return this.#gate.running;
   }
 
   /** The unlock queue of account `name` (the legacy one for `operator`). */
@@ -99,12 +138,12 @@ export class Identities {
   async unlock(name: string | undefined, passphrase: string, signal?: AbortSignal): Promise<Principal> {
     const who = name ?? LEGACY_OPERATOR;
     if (who === LEGACY_OPERATOR) {
-      if (!(await this.legacyQueue.run(() => verifyPassphrase(passphrase, this.#legacy), signal))) throw wrongPassphrase();
+      if (!(await this.legacyQueue.run(() => this.#gate.run(() => verifyPassphrase(passphrase, this.#legacy)), signal))) throw wrongPassphrase();
       return LEGACY_OPERATOR_PRINCIPAL;
     }
     const account = this.#live(who);
     const stored = account?.passphrase ?? this.#decoy;
-    const ok = await this.queueOf(who).run(() => verifyPassphrase(passphrase, stored), signal);
+    const ok = await this.queueOf(who).run(() => this.#gate.run(() => verifyPassphrase(passphrase, stored)), signal);
     // Checked again after the wait: an account disabled meanwhile does not unlock.
     const now = this.#live(who);
     if (!ok || account === undefined || now === undefined || now.passphrase.hash !== stored.hash) throw wrongPassphrase();
