@@ -178,6 +178,7 @@ describe('devices act as themselves', () => {
     const mine = await post(h, '/intent', { wallet: 'ops', destination: h.dest(), amount: '5' }, ian);
     expect(mine.status).toBe(200);
     expect((await raw(h, 'GET', `/intent/${mine.body.intentId}`, { token: ian })).body.intent.initiator).toBe('device:ian');
+    expect((await raw(h, 'GET', '/ledger/recent?limit=1', { token: h.client.getToken() })).body.receipts[0]).toMatchObject({ kind: 'intent.created', actor: 'device:ian' });
     const operators = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '6' });
     expect((await raw(h, 'GET', `/intent/${operators.intentId}`, { token: ian })).status).toBe(403);
     const list = await raw(h, 'GET', '/device/intents', { token: ian });
@@ -207,6 +208,11 @@ describe('devices act as themselves', () => {
     expect(r.status, r.text).toBe(200);
     expect(r.body.status).toBe('allowed');
     expect((await raw(h, 'GET', '/device/intents', { token: alice })).body.intents).toEqual([]);
+    // The receipt and its events name the device that acted.
+    const receipts = (await raw(h, 'GET', '/ledger/recent?limit=1', { token: h.client.getToken() })).body.receipts;
+    expect(receipts[0]).toMatchObject({ kind: 'intent.approval', actor: 'device:alice' });
+    const events = (await raw(h, 'GET', `/events?intent=${pending.intentId}`, { token: h.client.getToken() })).body.events;
+    expect(events.map((e: { type: string; actor: string }) => `${e.type}:${e.actor}`)).toEqual(['intent.created:operator:operator', 'approval.recorded:device:alice', 'intent.status_changed:device:alice']);
   });
 
   it("attack: a device posts an approval under another approver's id", async () => {
