@@ -3,7 +3,7 @@
  * for applications and agents, and the actor every receipt and event names. Real sockets, real
  * scrypt, the real state file.
  */
-import { generateEd25519KeyPair, signEd25519 } from '@vault/sdk';
+import { createControlPlaneClient, generateEd25519KeyPair, signEd25519 } from '@vault/sdk';
 import { memoryWallet } from '@vault/sdk/testing';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -80,6 +80,10 @@ describe('operator accounts', () => {
       const t = (await unlock(h, name, PASSPHRASE)).body.token;
       expect((await raw(h, 'GET', '/operators', { token: t })).status).toBe(200);
     }
+    // The SDK client names the account too.
+    const viaClient = createControlPlaneClient({ baseUrl: h.url });
+    await viaClient.unlock(OLGA, { name: 'olga' });
+    expect((await viaClient.createIntent(intentBody(h))).status).toBe('allowed');
     const list = (await raw(h, 'GET', '/operators', { token: audrey })).body.operators;
     expect(list.map((o: { name: string; role: string }) => `${o.name}:${o.role}`)).toEqual(['operator:admin', 'olga:operator', 'audrey:auditor']);
     expect(JSON.stringify(list)).not.toContain('salt');
