@@ -82,7 +82,7 @@ export function publicApiKey(k: ApiKey, now: number): Record<string, unknown> {
 }
 
 /** An account's public view: never its passphrase hash. */
-export function publicOperator(o: Pick<OperatorAccount, 'name' | 'role' | 'created_at' | 'disabled_at'>, legacy = false): Record<string, unknown> {
+export function publicOperator(o: Pick<OperatorAccount, 'name' | 'role' | 'disabled_at'> & { created_at: number | null }, legacy = false): Record<string, unknown> {
   return { name: o.name, role: o.role, created_at: o.created_at, disabled_at: o.disabled_at, disabled: o.disabled_at !== null, ...(legacy ? { legacy: true } : {}) };
 }
 
@@ -173,7 +173,8 @@ export class Identities {
   // ---------------------------------------------------------------- operator accounts
 
   operators(): Record<string, unknown>[] {
-    return [publicOperator({ name: LEGACY_OPERATOR, role: 'admin', created_at: 0, disabled_at: null }, true), ...this.#core.state.operators.map((o) => publicOperator(o))];
+    // The legacy passphrase predates accounts: its creation time is init's, not recorded here.
+    return [publicOperator({ name: LEGACY_OPERATOR, role: 'admin', created_at: null, disabled_at: null }, true), ...this.#core.state.operators.map((o) => publicOperator(o))];
   }
 
   /**

@@ -3,7 +3,7 @@
  * The OpenAPI 3.1 document of the control plane, generated from the SDK's wire schemas
  * (`jsonSchemas()`) plus the few request bodies only the server defines.
  */
-import { KEY_BINDING_RE, PairClaimRequestSchema, PairCreateRequestSchema, jsonSchemas } from '@vault/sdk';
+import { KEY_BINDING_RE, PairClaimRequestSchema, PairCreateRequestSchema, jsonSchemas, labelString } from '@vault/sdk';
 import { z } from 'zod';
 import { ACCESS, type RouteKey } from './access.js';
 import { ApiKeyIdSchema, OPERATOR_ROLES, OperatorNameSchema } from './state.js';
@@ -22,7 +22,8 @@ export const CreateApiKeyRequestSchema = z.strictObject({
   bound_to: z.string().max(128).regex(KEY_BINDING_RE, 'bound_to must be agent:<name> or app:<id> (1..120 of a-z 0-9 . _ -)'),
   wallets: z.array(z.string().min(1).max(128)).min(1).max(1024).optional(),
   expires_at: z.int().min(0),
-  label: z.string().max(128).optional(),
+  /** Shown to admins in lists: no control, format or bidi characters (as a device label). */
+  label: labelString(128).optional(),
 });
 export { ApiKeyIdSchema, OperatorNameSchema };
 export const SnapshotRequestSchema = z.strictObject({ wallet: z.string().min(1).max(128).optional() });

@@ -352,8 +352,11 @@ describe('API keys', () => {
     }
   });
 
-  it('refuses a binding outside agent:<name> / app:<id>, naming bound_to', async () => {
+  it('refuses a binding outside agent:<name> / app:<id>, naming bound_to; and a label with control characters', async () => {
     h = await setup();
+    const label = await post(h, '/api-keys', { bound_to: 'agent:bot', expires_at: h.clock.now + 60, label: 'evil\u202etxt' }, admin(h));
+    expect(label.status).toBe(400);
+    expect(label.body.error.data.path).toBe('label');
     for (const bound_to of ['operator', 'device:alice', 'agent:', 'agent:Bot', 'app:a b']) {
       const r = await post(h, '/api-keys', { bound_to, expires_at: h.clock.now + 60 }, admin(h));
       expect(r.status, bound_to).toBe(400);
