@@ -58,7 +58,7 @@ import { INTENT_LIST_MAX, Intents } from './intents.js';
 import { EXPIRY_SWEEP_MS, Lifecycle } from './lifecycle.js';
 import { Protections } from './protect.js';
 import { Restrictions } from './restrictions.js';
-import { Identities } from './identities.js';
+import { API_KEY_PREFIX, Identities } from './identities.js';
 import { PassphraseFileSchema, ReceiptSigner, type PassphraseFile } from './secrets.js';
 import { SessionStore, UnlockQueue, type Principal } from './sessions.js';
 import { DeviceAuth, forbidden } from './device-auth.js';
@@ -263,7 +263,7 @@ export class ControlPlane {
 
   /** The principal of a bearer token: an API key (`vk_…`, checked each request) or a live session. */
   authenticate(token: string | null): Principal {
-    if (token !== null && token.startsWith('vk_')) return this.identities.authenticateKey(token);
+    if (token !== null && token.startsWith(API_KEY_PREFIX)) return this.identities.authenticateKey(token);
     return this.sessions.touch(token).principal;
   }
 
