@@ -178,11 +178,11 @@ const RULE_DOCS = {
     example: { rule: 'require_attestation', attesters: [APPROVER_KEY] },
   },
   require_human_approver_for_agent_initiated: {
-    what: 'An intent initiated by an agent (`agent:<name>`) needs at least `min_strong` (default 1) approvals made with strong authentication.',
+    what: 'An intent initiated by an agent (`agent:<name>`) or an application (`app:<id>`, an API key holder) needs at least `min_strong` (default 1) approvals made with strong authentication.',
     example: { rule: 'require_human_approver_for_agent_initiated', min_strong: 1 },
   },
   agent_budget_ceiling: {
-    what: 'Denies when an agent\'s outflows (of the same asset, in the window when `window_seconds` is set, else ever) plus this amount exceed `budget`. `agent` limits the rule to one agent; without it each agent is budgeted alone.',
+    what: 'Denies when an agent\'s outflows (of the same asset, in the window when `window_seconds` is set, else ever) plus this amount exceed `budget`. `agent` limits the rule to one agent; without it each agent, and each application (`app:<id>`), is budgeted alone.',
     example: { rule: 'agent_budget_ceiling', budget: '1000000', agent: 'agent:payroll-bot', window_seconds: 86400 },
   },
   operating_window_utc: {

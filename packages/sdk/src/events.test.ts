@@ -31,6 +31,10 @@ describe('projectReceipt', () => {
       ['state.reloaded', { state_digest: hash }, {}],
       ['webhook.created', { id: 'wh_0123', origin: 'https://hooks.example', url_digest: hash, types: ['intent.*'] }, {}],
       ['webhook.deleted', { id: 'wh_0123' }, {}],
+      ['operator.created', { name: 'olga', role: 'operator', created_at: at }, {}],
+      ['operator.disabled', { name: 'olga', disabled_at: at }, {}],
+      ['apikey.created', { id: '0123456789abcdef', bound_to: 'agent:bot', wallets: ['ops'], expires_at: at + 60, label: 'bot', created_at: at }, {}],
+      ['apikey.revoked', { id: '0123456789abcdef', revoked_at: at }, {}],
     ];
     expect(new Set(samples.map((s) => s[0]))).toEqual(new Set(PROJECTED_RECEIPT_KINDS));
     const seen = new Set<string>();
@@ -46,6 +50,15 @@ describe('projectReceipt', () => {
       }
     }
     expect(seen).toEqual(new Set(Object.keys(EVENT_TYPES)));
+  });
+
+  it('every event of a receipt names its actor; a receipt from before actors yields none', () => {
+    const withActor = projectReceipt({ kind: 'intent.approval', at, hash, intentId, actor: 'device:alice', body: { intentId, approval: { approver_id: 'alice', verdict: 'approve', at }, status: 'approved', decision } }, { wallet: 'ops', from: 'pending_approvals' });
+    expect(withActor.map((e) => e.actor)).toEqual(['device:alice', 'device:alice']);
+    for (const d of withActor) expect(VaultEventSchema.safeParse({ ...d, id: eventId(1), seq: 1 }).success).toBe(true);
+    const old = project('intent.expired', { intentId, expires_at: at }, { wallet: 'ops', from: 'approved' });
+    expect(old.map((e) => 'actor' in e)).toEqual([false, false]);
+    expect(VaultEventSchema.safeParse({ ...old[0], actor: 'nobody', id: eventId(1), seq: 1 }).success).toBe(false);
   });
 
   it('a status change yields intent.status_changed after the stage event, only when the status moved', () => {

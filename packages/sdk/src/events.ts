@@ -22,12 +22,14 @@ export interface ProjectionContext {
   from?: IntentStatus | null;
 }
 
-/** The receipt as the projection reads it: its kind, time, hash, intent and the body that was hashed. */
+/** The receipt as the projection reads it: its kind, time, hash, intent, actor and the body that was hashed. */
 export interface ProjectedReceipt {
   kind: string;
   at: number;
   hash: string;
   intentId?: string;
+  /** Who did it; every event of the receipt carries it (absent only on receipts from before actors). */
+  actor?: string;
   body: unknown;
 }
 
@@ -50,6 +52,10 @@ export const EVENT_TYPES = {
   'state.reloaded': 'the configuration (state file) was reloaded',
   'webhook.created': 'a webhook endpoint was added (its origin and event types; never its URL path or secret)',
   'webhook.deleted': 'a webhook endpoint was removed',
+  'operator.created': 'a named operator account was created (its name and role; never its passphrase hash)',
+  'operator.disabled': 'an operator account was disabled (its sessions end)',
+  'apikey.created': 'an API key was created (id, binding, wallets, expiry, label; never its secret or digest)',
+  'apikey.revoked': 'an API key was revoked',
 } as const;
 export type EventType = keyof typeof EVENT_TYPES;
 
@@ -63,7 +69,7 @@ function intentSubject(r: ProjectedReceipt, b: Body, ctx: ProjectionContext): Va
 }
 
 function draft(r: ProjectedReceipt, type: EventType, subject: VaultEvent['subject'], data: Record<string, unknown>): EventDraft {
-  return { type, at: r.at, subject, receipt: r.hash, data };
+  return { type, at: r.at, subject, ...(r.actor !== undefined ? { actor: r.actor } : {}), receipt: r.hash, data };
 }
 
 /** `intent.status_changed` when the change moved the intent from a known status to another. */
@@ -131,6 +137,22 @@ const PROJECTIONS: Record<string, Project> = {
   'webhook.deleted': (r, b) => {
     if (typeof b['id'] !== 'string') throw new InternalError('receipt webhook.deleted names no endpoint');
     return [draft(r, 'webhook.deleted', { webhook: b['id'] }, { id: b['id'] })];
+  },
+  'operator.created': (r, b) => {
+    if (typeof b['name'] !== 'string') throw new InternalError('receipt operator.created names no operator');
+    return [draft(r, 'operator.created', { operator: b['name'] }, pick(b, ['name', 'role', 'created_at']))];
+  },
+  'operator.disabled': (r, b) => {
+    if (typeof b['name'] !== 'string') throw new InternalError('receipt operator.disabled names no operator');
+    return [draft(r, 'operator.disabled', { operator: b['name'] }, pick(b, ['name', 'disabled_at']))];
+  },
+  'apikey.created': (r, b) => {
+    if (typeof b['id'] !== 'string') throw new InternalError('receipt apikey.created names no key');
+    return [draft(r, 'apikey.created', { apikey: b['id'] }, pick(b, ['id', 'bound_to', 'wallets', 'expires_at', 'label', 'created_at']))];
+  },
+  'apikey.revoked': (r, b) => {
+    if (typeof b['id'] !== 'string') throw new InternalError('receipt apikey.revoked names no key');
+    return [draft(r, 'apikey.revoked', { apikey: b['id'] }, pick(b, ['id', 'revoked_at']))];
   },
 };
 

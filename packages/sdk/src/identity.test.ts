@@ -48,18 +48,26 @@ describe('parseInitiator: one spelling per identity', () => {
     ['agent:bot', { kind: 'agent', name: 'bot' }],
     ['agent:demo-bot.v2', { kind: 'agent', name: 'demo-bot.v2' }],
     [`device:${'a'.repeat(120)}`, { kind: 'device', id: 'a'.repeat(120) }],
+    ['app:billing-2', { kind: 'app', id: 'billing-2' }],
   ])('%j is %j', (s, want) => {
     expect(parseInitiator(s)).toEqual(want);
     expect(formatIdentity(parseInitiator(s)!)).toBe(s);
   });
 
-  it.each([['Operator'], ['operator '], ['device:'], ['agent:'], ['device'], ['user:alice'], ['device:a:b'], [`device:${'a'.repeat(121)}`], ['agent:b ot'], [''], ['useragent:x']])(
+  it.each([['Operator'], ['operator '], ['device:'], ['agent:'], ['device'], ['user:alice'], ['device:a:b'], [`device:${'a'.repeat(121)}`], ['agent:b ot'], [''], ['useragent:x'], ['app:'], ['App:x'], ['app:X']])(
     'refuses %j',
     (s) => {
       expect(parseInitiator(s)).toBeNull();
       expect(() => normalizeIntent(request(s))).toThrow(ValidationError);
     },
   );
+
+  it('an app is not the agent or device of the same name', () => {
+    expect(sameIdentity(parseInitiator('app:x')!, parseInitiator('agent:x')!)).toBe(false);
+    expect(sameIdentity(parseInitiator('app:x')!, parseInitiator('device:x')!)).toBe(false);
+    expect(sameIdentity(parseInitiator('app:x')!, parseInitiator('app:x')!)).toBe(true);
+    expect(isInitiator('app:x', 'x')).toBe(false);
+  });
 
   it('refuses what is not a string', () => {
     for (const v of [null, undefined, 1, {}, ['operator']]) expect(parseInitiator(v)).toBeNull();

@@ -26,7 +26,7 @@ export * from './statements.js';
 export * from './restrictions.js';
 export * from './lifetime.js';
 export * from './cancel.js';
-export { parseInitiator, formatIdentity, sameIdentity, isInitiator, approverIdentity, INITIATOR_RE, type Identity } from './identity.js';
+export { parseInitiator, formatIdentity, sameIdentity, isInitiator, approverIdentity, INITIATOR_RE, KEY_BINDING_RE, ACTOR_RE, type Identity } from './identity.js';
 export { destinationAccount, normalizeDestination } from './destination.js';
 export { deviceSessionMessage, DEVICE_SESSION_DOMAIN } from './device-session.js';
 export { formatUnits } from './units.js';

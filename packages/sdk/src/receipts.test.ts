@@ -34,6 +34,39 @@ describe('receipt chain', () => {
     expect(receiptHash(rest)).toBe(hash);
   });
 
+  it('a record written before actors existed keeps its hash and verifies (golden record from 0.x)', () => {
+    // Written by the receipts module before `actor` existed; it must verify unchanged forever.
+    const old = {
+      seq: 0,
+      at: 1767225600,
+      kind: 'intent.created',
+      body_digest: 'e9f74e715a1806aa651489dcf176e77013b3c851dbc114cc9c24f2fe9d411d65',
+      prev: GENESIS_PREV,
+      intentId: id,
+      hash: 'bcd9b382e595365b5e5b59b160075bba05648184ab4437e43f6072644e200d45',
+      sig: 'c419450c427d3e1f23c6ae457245ee45321de7dcc45f0542f76d9779b2c622b21d559094c705257000b62856e4adf5729e30074ba10d7ae21b3c62c7692e0a01',
+    };
+    expect(createReceipt(null, { at: 1767225600, kind: 'intent.created', intentId: id, body: { i: 0 } }, key)).toEqual(old);
+    expect(verifyReceiptChain([old], pub)).toMatchObject({ verified: true });
+  });
+
+  it('the actor is hashed: a record names who did it, and changing or dropping it breaks the hash', () => {
+    const r = createReceipt(null, { at: 1767225600, kind: 'intent.created', intentId: id, actor: 'operator:olga', body: { i: 0 } }, key);
+    expect(r.actor).toBe('operator:olga');
+    expect(verifyReceiptChain([r], pub)).toMatchObject({ verified: true });
+    expect(verifyReceiptChain([{ ...r, actor: 'operator:other' }], pub)).toMatchObject({ verified: false, problem: 'hash_mismatch' });
+    const { actor: _a, ...dropped } = r;
+    expect(verifyReceiptChain([dropped], pub)).toMatchObject({ verified: false, problem: 'hash_mismatch' });
+    // Mixed chains (old records, then records with actors) verify end to end.
+    const next = createReceipt(r, { at: 1767225601, kind: 'intent.status', actor: 'system', body: {} }, key);
+    const old = createReceipt(next, { at: 1767225602, kind: 'intent.status', body: {} }, key);
+    expect(verifyReceiptChain([r, next, old], pub)).toMatchObject({ verified: true, receipts: 3 });
+  });
+
+  it.each([['operator'], ['operator:'], ['admin:x'], ['apikey:'], ['system '], ['operator:Olga'], ['']])('refuses the actor %j', (actor) => {
+    expect(() => createReceipt(null, { at: 1767225600, kind: 'intent.created', actor, body: {} }, key)).toThrow(/actor/);
+  });
+
   it('detects and locates a changed record', () => {
     const records = chainOf(5);
     records[2] = { ...(records[2] as ReceiptRecord), kind: 'intent.denied' };

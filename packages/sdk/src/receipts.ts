@@ -1,7 +1,7 @@
 /**
  * @module receipts
  * The hash-chained, signed receipt log both services keep (DESIGN.md §6):
- * `{seq, at, kind, intentId?, body_digest, prev, hash, sig?}` with
+ * `{seq, at, kind, intentId?, actor?, body_digest, prev, hash, sig?}` with
  * `hash = sha256(JCS(record without hash and sig))`, `prev` the previous hash (64 zeros first),
  * and `sig` the service's ed25519 receipt key over the 32 hash bytes.
  *
@@ -18,6 +18,7 @@ import { canonicalize } from './canonical.js';
 import { ed25519PublicKey, ed25519Signer, verifyEd25519 } from './ed25519.js';
 import { fromHex, sha256Hex, timingSafeEqual, toHex } from './encoding.js';
 import { ValidationError } from './errors.js';
+import { ACTOR_RE } from './identity.js';
 import { ReceiptRecordSchema, type ReceiptRecord } from './schemas/control-plane.js';
 
 export const GENESIS_PREV = '0'.repeat(64);
@@ -26,15 +27,21 @@ export interface ReceiptInput {
   at: number;
   kind: string;
   intentId?: string;
+  /**
+   * Who did it (`operator:<name>`, `device:<id>`, `apikey:<id>`, `system`; ACTOR_RE). Hashed with
+   * the record. Records written before actors existed have none and hash exactly as they did.
+   */
+  actor?: string;
   /** Any JSON value; only its digest enters the chain. */
   body: unknown;
 }
 
 /** `sha256(JCS(record without hash and sig))`. */
 export function receiptHash(record: Omit<ReceiptRecord, 'hash' | 'sig'>): string {
-  const { seq, at, kind, intentId, body_digest, prev } = record;
-  // Listed in RFC 8785 order, so canonicalize serialises it on its fast path.
-  return sha256Hex(canonicalize({ at, body_digest, intentId, kind, prev, seq }));
+  const { seq, at, kind, intentId, actor, body_digest, prev } = record;
+  // Listed in RFC 8785 order, so canonicalize serialises it on its fast path. An absent actor is
+  // omitted (as an absent intentId is), so a record from before actors hashes as it always did.
+  return sha256Hex(canonicalize({ actor, at, body_digest, intentId, kind, prev, seq }));
 }
 
 /** Signs the 32 hash bytes of a receipt: a 32-byte ed25519 secret key, or a signing function (HSM, prepared key). */
@@ -66,6 +73,10 @@ export function createReceipt(
     prev: previous === null ? GENESIS_PREV : previous.hash,
   };
   if (input.intentId !== undefined) unsigned.intentId = input.intentId;
+  if (input.actor !== undefined) {
+    if (typeof input.actor !== 'string' || !ACTOR_RE.test(input.actor)) throw new ValidationError('receipt', [{ path: 'actor', message: 'must be operator:<name>, device:<id>, apikey:<id> or system' }]);
+    unsigned.actor = input.actor;
+  }
   if (typeof input.kind !== 'string' || input.kind.length === 0 || input.kind.length > 64) {
     throw new ValidationError('receipt', [{ path: 'kind', message: 'must be 1-64 characters' }]);
   }

@@ -313,6 +313,13 @@ describe('control-plane client: endpoints', () => {
 });
 
 describe('control-plane client: session', () => {
+  it('unlock names an operator account when asked', async () => {
+    const c = createControlPlaneClient({ baseUrl });
+    await c.unlock(PASSPHRASE, { name: 'olga' });
+    expect(JSON.parse(last().body)).toEqual({ name: 'olga', passphrase: PASSPHRASE });
+    expect(c.getToken()).toBe(TOKEN);
+  });
+
   it('unlock sends the passphrase without auth and stores the token', async () => {
     const c = createControlPlaneClient({ baseUrl });
     expect(c.hasSession()).toBe(false);

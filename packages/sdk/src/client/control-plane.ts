@@ -108,8 +108,11 @@ export interface ControlPlaneClient {
 
   /** GET /health (no auth): liveness and receipt-chain state. */
   health(): Promise<JsonObject>;
-  /** POST /session/unlock (no auth): stores the returned token on the client. */
-  unlock(passphrase: string): Promise<SessionUnlockResult>;
+  /**
+   * POST /session/unlock (no auth): stores the returned token on the client. `options.name` is a
+   * named operator account; without it, the vault's first passphrase (the first admin).
+   */
+  unlock(passphrase: string, options?: { name?: string | undefined }): Promise<SessionUnlockResult>;
   /** POST /session/lock (session): ends the session and forgets the token. */
   lock(): Promise<void>;
   /** GET /wallets (session). */
@@ -222,7 +225,7 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions): Co
 
     health: async () => http.request(open({ method: 'GET', path: '/health', label: 'GET /health' }), LooseObject),
 
-    async unlock(passphrase) {
+    async unlock(passphrase, options = {}) {
       if (typeof passphrase !== 'string' || passphrase === '') {
         throw new SessionError('unlock needs a non-empty passphrase');
       }
@@ -230,7 +233,7 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions): Co
         method: 'POST',
         path: '/session/unlock',
         label: 'POST /session/unlock',
-        body: { passphrase },
+        body: options.name === undefined ? { passphrase } : { name: options.name, passphrase },
       });
       const secrets = [...(spec.secrets ?? []), passphrase];
       const result = await http.request({ ...spec, secrets }, SessionUnlockResultSchema);

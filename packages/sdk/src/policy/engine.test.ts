@@ -361,6 +361,12 @@ const ruleCases: Record<string, Case[]> = {
       want: { decision: 'allow', reason: ALLOWED },
     },
     {
+      name: 'app-initiated (an API key holder, like an agent): needs 1 strong approval',
+      rules: [{ rule: 'require_human_approver_for_agent_initiated' }],
+      intent: { initiator: 'app:billing' },
+      want: { decision: 'require_approvals', required_weight: 1, current_weight: 0, reason: 'initiated by app:billing; 0 of 1 strong-auth' },
+    },
+    {
       name: 'agent with no approval: needs 1 strong approval (default min_strong)',
       rules: [{ rule: 'require_human_approver_for_agent_initiated' }],
       intent: { initiator: 'agent:bot' },
@@ -423,6 +429,19 @@ const ruleCases: Record<string, Case[]> = {
         decision: 'deny',
         reason: `agent_budget_ceiling[0]: agent:bot spent ${TWO_63} (lifetime) + 9223372036854775809 = ${TWO_64_PLUS_1} exceeds budget ${TWO_64}`,
       },
+    },
+    {
+      name: 'an app is budgeted like an agent, on its own spend',
+      rules: [{ rule: 'agent_budget_ceiling', budget: '1000', window_seconds: null }],
+      intent: { initiator: 'app:billing', amount: '1' },
+      ctx: { history: [past('1000', DAY, { initiator: 'app:billing' }), past('1000', DAY, { initiator: 'agent:billing' })] },
+      want: { decision: 'deny', reason: 'app:billing spent 1000 (lifetime) + 1 = 1001 exceeds budget 1000' },
+    },
+    {
+      name: 'a rule naming agent:billing does not apply to app:billing',
+      rules: [{ rule: 'agent_budget_ceiling', budget: '10', agent: 'agent:billing' }],
+      intent: { initiator: 'app:billing', amount: '1000' },
+      want: { decision: 'allow', reason: ALLOWED },
     },
     {
       name: 'window_seconds null is lifetime: a year-old spend counts',

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { DecisionSchema, IntentStatusSchema, SignedApprovalSchema } from './approval.js';
-import { INITIATOR_GRAMMAR, INITIATOR_RE } from '../identity.js';
+import { ACTOR_RE, INITIATOR_GRAMMAR, INITIATOR_RE } from '../identity.js';
 import { DigestSchema, integer, IntentIdSchema, UnixSecondsSchema } from './common.js';
 import { IntentRequestSchema } from './intent.js';
 import { FindingSchema, SignerOutcomeSchema } from './protect.js';
@@ -127,6 +127,8 @@ export const ReceiptRecordSchema = z.strictObject({
   at: UnixSecondsSchema,
   kind: z.string().min(1).max(64),
   intentId: IntentIdSchema.optional(),
+  /** Who did it (ACTOR_RE); absent on records written before actors existed. Hashed when present. */
+  actor: z.string().max(140).regex(ACTOR_RE, 'actor must be operator:<name>, device:<id>, apikey:<id> or system').optional(),
   body_digest: DigestSchema,
   prev: DigestSchema,
   hash: DigestSchema,

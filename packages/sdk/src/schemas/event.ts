@@ -6,6 +6,7 @@
  * to: the receipt is the proof, the event is the notification.
  */
 import { z } from 'zod';
+import { ACTOR_RE } from '../identity.js';
 import { boundedString, DigestSchema, integer, UnixSecondsSchema } from './common.js';
 
 /**
@@ -41,10 +42,14 @@ export const EventSubjectSchema = z
     device: boundedString(128).optional(),
     state: DigestSchema.optional(),
     webhook: boundedString(128).optional(),
+    /** A named operator account (`operator.created`, `operator.disabled`). */
+    operator: boundedString(64).optional(),
+    /** An API key, by its id (`apikey.created`, `apikey.revoked`). */
+    apikey: boundedString(64).optional(),
   })
   .refine(
-    (s) => s.intent !== undefined || s.wallet !== undefined || s.device !== undefined || s.state !== undefined || s.webhook !== undefined,
-    'subject names no intent, wallet, device, state or webhook',
+    (s) => s.intent !== undefined || s.wallet !== undefined || s.device !== undefined || s.state !== undefined || s.webhook !== undefined || s.operator !== undefined || s.apikey !== undefined,
+    'subject names no intent, wallet, device, state, webhook, operator or apikey',
   );
 
 export const VaultEventSchema = z.strictObject({
@@ -54,6 +59,11 @@ export const VaultEventSchema = z.strictObject({
   /** When the change was committed (the receipt's time). */
   at: UnixSecondsSchema,
   subject: EventSubjectSchema,
+  /**
+   * Who did it: the receipt's actor (`operator:<name>`, `device:<id>`, `apikey:<id>`, `system`).
+   * Absent only on events of receipts written before actors existed.
+   */
+  actor: z.string().max(140).regex(ACTOR_RE, 'actor must be operator:<name>, device:<id>, apikey:<id> or system').optional(),
   /** The hash of the receipt this event projects; null only for events no receipt records. */
   receipt: DigestSchema.nullable(),
   /** The type's own fields (JSON). */

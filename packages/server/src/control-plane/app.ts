@@ -29,7 +29,20 @@ import { bearerToken } from '../http/auth.js';
 import { allow, principalOf, type RouteKey } from './access.js';
 import { forbidden } from './device-auth.js';
 import { eventStream } from './event-stream.js';
-import { CreateWebhookRequestSchema, DeviceChallengeRequestSchema, DeviceIdSchema, DeviceSessionRequestSchema, openApiDocument, SimulatePolicyRequestSchema, SnapshotRequestSchema, UnlockRequestSchema } from './openapi.js';
+import {
+  ApiKeyIdSchema,
+  CreateApiKeyRequestSchema,
+  CreateOperatorRequestSchema,
+  CreateWebhookRequestSchema,
+  DeviceChallengeRequestSchema,
+  DeviceIdSchema,
+  DeviceSessionRequestSchema,
+  OperatorNameSchema,
+  openApiDocument,
+  SimulatePolicyRequestSchema,
+  SnapshotRequestSchema,
+  UnlockRequestSchema,
+} from './openapi.js';
 import { publicIntent, type ControlPlane } from './service.js';
 import { WebhookIdSchema } from './webhooks/config.js';
 
@@ -101,6 +114,8 @@ export function logPath(path: string): string {
     .replace(/^\/policy\/.+$/, '/policy/{wallet}')
     .replace(/^\/webhooks\/[^/]+\/deliveries\/[^/]+/, '/webhooks/{id}/deliveries/{delivery}')
     .replace(/^\/webhooks\/[^/]+/, '/webhooks/{id}')
+    .replace(/^\/operators\/[^/]+/, '/operators/{name}')
+    .replace(/^\/api-keys\/[^/]+/, '/api-keys/{id}')
     .slice(0, 64);
 }
 
@@ -120,8 +135,8 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
     });
   }
 
-  /** The table's check for `route` (access.ts): a live session whose principal may call it. */
-  const allowTo = (route: RouteKey) => allow(cp.sessions, route);
+  /** The table's check for `route` (access.ts): a live session or API key whose principal may call it. */
+  const allowTo = (route: RouteKey) => allow((token) => cp.authenticate(token), route);
 
   app.onError((err, c) => {
     if (!(err instanceof VaultError) || err.code === -32603) {
@@ -136,7 +151,7 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
 
   app.post('/session/unlock', async (c) => {
     const body = await readJson(c, UnlockRequestSchema, 'unlock', SMALL_BODY_LIMIT);
-    return c.json(await cp.unlock(body.passphrase, c.req.raw.signal));
+    return c.json(await cp.unlock(body.passphrase, c.req.raw.signal, body.name));
   });
 
   app.get('/pair/qr/:code', async (c) => {
@@ -187,11 +202,15 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
     // Validated once, by normalizeIntent inside createIntent (same schema, same `intent.<field>` errors).
     let req = await readJson(c, z.unknown(), 'intent', INTENT_BODY_LIMIT);
     const who = principalOf(c);
-    if (who.kind === 'device') {
-      // A device initiates as itself: its identity is what the session proved, never what the body says.
-      const self = `device:${who.id}`;
+    if (who.kind === 'device' || who.kind === 'apikey') {
+      // A device or a key initiates as itself: its identity is what it proved, never what the body says.
+      const self = who.kind === 'device' ? `device:${who.id}` : who.bound_to;
       const body = (typeof req === 'object' && req !== null && !Array.isArray(req) ? req : {}) as Record<string, unknown>;
-      if (body['initiator'] !== undefined && body['initiator'] !== self) throw forbidden(`a device session creates intents as ${self} only`);
+      if (body['initiator'] !== undefined && body['initiator'] !== self) throw forbidden(`a ${who.kind === 'device' ? 'device session' : 'API key'} creates intents as ${self} only`);
+      // A non-string wallet is left to the intent schema (a 400 naming it); any named wallet must be in scope.
+      if (who.kind === 'apikey' && who.wallets !== null && typeof body['wallet'] === 'string' && !who.wallets.includes(body['wallet'])) {
+        throw forbidden(`API key ${who.id} may not create intents in wallet ${body['wallet'].slice(0, 128)}`);
+      }
       req = { ...body, initiator: self };
     }
     const r = await cp.createIntent(req as IntentRequest);
@@ -299,6 +318,19 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
   app.get('/devices', allowTo('GET /devices'), (c) => c.json({ devices: cp.devices() }));
   app.post('/devices/:id/revoke', allowTo('POST /devices/{id}/revoke'), async (c) => c.json(await cp.revokeDevice(param(c, 'id', DeviceIdSchema))));
 
+
+  app.post('/operators', allowTo('POST /operators'), async (c) => {
+    const body = await readJson(c, CreateOperatorRequestSchema, 'operator', SMALL_BODY_LIMIT);
+    return c.json(await cp.identities.createOperator(body));
+  });
+  app.get('/operators', allowTo('GET /operators'), (c) => c.json({ operators: cp.identities.operators() }));
+  app.post('/operators/:name/disable', allowTo('POST /operators/{name}/disable'), async (c) => c.json(await cp.identities.disableOperator(param(c, 'name', OperatorNameSchema))));
+  app.post('/api-keys', allowTo('POST /api-keys'), async (c) => {
+    const body = await readJson(c, CreateApiKeyRequestSchema, 'api_key', SMALL_BODY_LIMIT);
+    return c.json(await cp.identities.createApiKey(body));
+  });
+  app.get('/api-keys', allowTo('GET /api-keys'), (c) => c.json({ api_keys: cp.identities.apiKeys() }));
+  app.post('/api-keys/:id/revoke', allowTo('POST /api-keys/{id}/revoke'), async (c) => c.json(await cp.identities.revokeApiKey(param(c, 'id', ApiKeyIdSchema))));
 
   app.post('/webhooks', allowTo('POST /webhooks'), async (c) => {
     const body = await readJson(c, CreateWebhookRequestSchema, 'webhook', SMALL_BODY_LIMIT);

@@ -6,6 +6,7 @@
  */
 import { fromHex, NotFoundError, RefusedError, rulesCountingApprover, sha256Hex, ValidationError, verifyEd25519 } from '@vault/sdk';
 import { randomBytes } from 'node:crypto';
+import { currentActor, withActor } from './actor.js';
 import { STATE_FILE, type Core } from './core.js';
 import type { Restrictions } from './restrictions.js';
 import { encodeState, type Device } from './state.js';
@@ -19,6 +20,8 @@ interface PairingCode {
   label: string;
   expires_at: number;
   failures: number;
+  /** Who opened the code: the pairing it leads to is theirs (the claim itself has no session). */
+  actor: string;
 }
 
 export function publicDevice(d: Device): Record<string, unknown> {
@@ -41,7 +44,7 @@ export class Devices {
     if (this.#pairing.size >= 64) throw new RefusedError('too many open pairing codes', { data: { reason: 'pairing_limit' } });
     const code = randomBytes(16).toString('base64url');
     const challenge = randomBytes(32).toString('hex');
-    const p: PairingCode = { code, challenge, role, label, expires_at: now + PAIRING_TTL_SECONDS, failures: 0 };
+    const p: PairingCode = { code, challenge, role, label, expires_at: now + PAIRING_TTL_SECONDS, failures: 0, actor: currentActor() };
     this.#pairing.set(code, p);
     this.#core.log({ event: 'pair_create', role });
     return { code, challenge, expires_at: p.expires_at, role };
@@ -94,7 +97,7 @@ export class Devices {
       // reads it back, and the receipt. A refusal here leaves the code, the file and the chain as
       // they were.
       const next = encodeState({ ...this.#core.state, devices: [...this.#core.state.devices, device] });
-      const receipt = this.#core.writer.draftReceipt('device.paired', { device });
+      const receipt = withActor(p.actor, () => this.#core.writer.draftReceipt('device.paired', { device }));
       this.#pairing.delete(p.code); // single use, consumed before the first await
       // Crash order: the receipt, then the state. A crash between leaves a receipt for a pairing
       // that never took effect (the device got no answer and pairs again), never a device whose

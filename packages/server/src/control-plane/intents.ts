@@ -5,6 +5,7 @@
  * revoked and stale approvals stop counting, an intent past its expiry expires) and the list.
  */
 import { destinationAccount, evaluatePolicy, policyDigest, preparePolicy, type PolicySet, intentExpiresAt, intentId, isExpired, normalizeDestination, normalizeIntent, STATUS_BY_DECISION, type Decision, type IntentRequest, type IntentStatus, type SignedApproval, ValidationError } from '@vault/sdk';
+import { SYSTEM_ACTOR, withActor } from './actor.js';
 import { countedApprovals } from './approvals.js';
 import { canonicalJson } from './state.js';
 import type { Core } from './core.js';
@@ -116,7 +117,8 @@ export class Intents {
       const decision = this.evaluate(cur, cur);
       const status = STATUS_BY_DECISION[decision.decision];
       if (status === cur.status && canonicalJson(decision) === canonicalJson(cur.decision)) return cur;
-      return this.writeDecision(cur, status, decision);
+      // A re-evaluation on read (a timelock elapsed, a cap window moved) is the system's, not the reader's.
+      return withActor(SYSTEM_ACTOR, () => this.writeDecision(cur, status, decision));
     });
   }
 

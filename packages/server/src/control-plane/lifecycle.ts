@@ -25,6 +25,7 @@ import {
   type CancelResult,
   type Identity,
 } from '@vault/sdk';
+import { SYSTEM_ACTOR, withActor } from './actor.js';
 import type { Core } from './core.js';
 import type { Restrictions } from './restrictions.js';
 import { EXPIRABLE_STATUSES, transition } from './status.js';
@@ -74,7 +75,8 @@ export class Lifecycle {
       return cur;
     }
     const next = transition(cur, 'expired', this.#core.now(), { expires_at: expiresAt });
-    const receipt = this.#core.writer.receipt('intent.expired', { expires_at: expiresAt, intentId: cur.intentId }, cur.intentId);
+    // The clock expired it, whoever's read or sweep noticed.
+    const receipt = withActor(SYSTEM_ACTOR, () => this.#core.writer.receipt('intent.expired', { expires_at: expiresAt, intentId: cur.intentId }, cur.intentId));
     await this.#core.writer.commit(cur, next, receipt);
     return next;
   }

@@ -3,12 +3,29 @@
  * The OpenAPI 3.1 document of the control plane, generated from the SDK's wire schemas
  * (`jsonSchemas()`) plus the few request bodies only the server defines.
  */
-import { PairClaimRequestSchema, PairCreateRequestSchema, jsonSchemas } from '@vault/sdk';
+import { KEY_BINDING_RE, PairClaimRequestSchema, PairCreateRequestSchema, jsonSchemas, labelString } from '@vault/sdk';
 import { z } from 'zod';
 import { ACCESS, type RouteKey } from './access.js';
+import { ApiKeyIdSchema, OPERATOR_ROLES, OperatorNameSchema } from './state.js';
 import { EventTypeFilterSchema, WebhookUrlSchema } from './webhooks/config.js';
 
-export const UnlockRequestSchema = z.strictObject({ passphrase: z.string().min(1, 'passphrase is required').max(1024) });
+/** POST /session/unlock: `name` absent is the legacy passphrase (the first admin, `operator`). */
+export const UnlockRequestSchema = z.strictObject({ name: OperatorNameSchema.optional(), passphrase: z.string().min(1, 'passphrase is required').max(1024) });
+/** POST /operators: a named account with its own passphrase (at least 8 characters, as at init). */
+export const CreateOperatorRequestSchema = z.strictObject({
+  name: OperatorNameSchema,
+  role: z.enum(OPERATOR_ROLES),
+  passphrase: z.string().min(8, 'passphrase must be at least 8 characters').max(1024),
+});
+/** POST /api-keys: what the key initiates as, where, and until when. */
+export const CreateApiKeyRequestSchema = z.strictObject({
+  bound_to: z.string().max(128).regex(KEY_BINDING_RE, 'bound_to must be agent:<name> or app:<id> (1..120 of a-z 0-9 . _ -)'),
+  wallets: z.array(z.string().min(1).max(128)).min(1).max(1024).optional(),
+  expires_at: z.int().min(0),
+  /** Shown to admins in lists: no control, format or bidi characters (as a device label). */
+  label: labelString(128).optional(),
+});
+export { ApiKeyIdSchema, OperatorNameSchema };
 export const SnapshotRequestSchema = z.strictObject({ wallet: z.string().min(1).max(128).optional() });
 /** POST /webhooks. `types` empty or absent: every event type. */
 export const CreateWebhookRequestSchema = z.strictObject({
@@ -111,6 +128,12 @@ export const ROUTES: readonly Op[] = [
     errors: [400, 404],
   },
   { method: 'post', path: '/webhooks/{id}/deliveries/{delivery}/resend', summary: 'Send a delivery again (same webhook-id), with a fresh retry horizon', auth: true, ok: 'Object', params: [WEBHOOK_ID, DELIVERY_ID], errors: [400, 404] },
+  { method: 'post', path: '/operators', summary: 'Create a named operator account (admin, operator or auditor) with its own passphrase', auth: true, body: 'CreateOperatorRequest', ok: 'Object', errors: [400] },
+  { method: 'get', path: '/operators', summary: 'Operator accounts (never their passphrase hashes); the legacy passphrase is `operator`', auth: true, ok: 'Object' },
+  { method: 'post', path: '/operators/{name}/disable', summary: 'Disable an operator account: it no longer unlocks and its sessions end', auth: true, ok: 'Object', params: [idParam('name', '^[a-z0-9._-]{1,64}$')], errors: [400, 404] },
+  { method: 'post', path: '/api-keys', summary: 'Create an API key (initiator only, bound to agent:<name> or app:<id>); the answer holds the key, shown this once', auth: true, body: 'CreateApiKeyRequest', ok: 'Object', errors: [400] },
+  { method: 'get', path: '/api-keys', summary: 'API keys (never their secrets or digests)', auth: true, ok: 'Object' },
+  { method: 'post', path: '/api-keys/{id}/revoke', summary: 'Revoke an API key: it stops working at once', auth: true, ok: 'Object', params: [idParam('id', '^[0-9a-f]{16}$')], errors: [400, 404] },
   { method: 'get', path: '/openapi.json', summary: 'This document', auth: false, ok: 'Object' },
 ];
 
@@ -122,7 +145,7 @@ function clean(schema: Record<string, unknown>): Record<string, unknown> {
 export function openApiDocument(): Record<string, unknown> {
   const schemas: Record<string, unknown> = {};
   for (const [name, s] of Object.entries(jsonSchemas())) schemas[name] = clean(s);
-  const extra = { UnlockRequest: UnlockRequestSchema, SnapshotRequest: SnapshotRequestSchema, PairCreateRequest: PairCreateRequestSchema, PairClaimRequest: PairClaimRequestSchema, CreateWebhookRequest: CreateWebhookRequestSchema, DeviceChallengeRequest: DeviceChallengeRequestSchema, DeviceSessionRequest: DeviceSessionRequestSchema, SimulatePolicyRequest: SimulatePolicyRequestSchema };
+  const extra = { UnlockRequest: UnlockRequestSchema, SnapshotRequest: SnapshotRequestSchema, PairCreateRequest: PairCreateRequestSchema, PairClaimRequest: PairClaimRequestSchema, CreateWebhookRequest: CreateWebhookRequestSchema, DeviceChallengeRequest: DeviceChallengeRequestSchema, DeviceSessionRequest: DeviceSessionRequestSchema, CreateOperatorRequest: CreateOperatorRequestSchema, CreateApiKeyRequest: CreateApiKeyRequestSchema, SimulatePolicyRequest: SimulatePolicyRequestSchema };
   for (const [name, s] of Object.entries(extra)) schemas[name] = clean(z.toJSONSchema(s, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>);
   schemas['Object'] = { type: 'object', additionalProperties: true };
   schemas['ObjectArray'] = { type: 'array', items: { type: 'object', additionalProperties: true } };
@@ -154,7 +177,7 @@ export function openApiDocument(): Record<string, unknown> {
     openapi: '3.1.0',
     info: { title: 'Vault control plane', version: '1.0.0', description: 'Keyless control plane: intents, policy, signed approvals, protections and execution. Loopback only.' },
     servers: [{ url: 'http://127.0.0.1:7331' }],
-    components: { schemas, securitySchemes: { session: { type: 'http', scheme: 'bearer', description: 'Token from POST /session/unlock' } } },
+    components: { schemas, securitySchemes: { session: { type: 'http', scheme: 'bearer', description: 'Token from POST /session/unlock, or an API key vk_<id>_<secret> (POST /intent, GET /intent/{id})' } } },
     paths,
   };
 }

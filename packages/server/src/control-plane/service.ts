@@ -58,7 +58,8 @@ import { INTENT_LIST_MAX, Intents, type PolicySimulation } from './intents.js';
 import { EXPIRY_SWEEP_MS, Lifecycle } from './lifecycle.js';
 import { Protections } from './protect.js';
 import { Restrictions } from './restrictions.js';
-import { PassphraseFileSchema, ReceiptSigner, verifyPassphrase, type PassphraseFile } from './secrets.js';
+import { API_KEY_PREFIX, Identities } from './identities.js';
+import { PassphraseFileSchema, ReceiptSigner, type PassphraseFile } from './secrets.js';
 import { SessionStore, UnlockQueue, type Principal } from './sessions.js';
 import { DeviceAuth, forbidden } from './device-auth.js';
 import { Signers } from './signers.js';
@@ -95,7 +96,8 @@ export class ControlPlane {
   readonly now: () => number;
   readonly startedAt: number;
   readonly #core: Core;
-  readonly #passphrase: PassphraseFile;
+  /** Named operator accounts, API keys, and the unlock queue of each account. */
+  readonly identities: Identities;
   readonly #protections: Protections;
   readonly #intents: Intents;
   readonly #approvals: Approvals;
@@ -117,9 +119,10 @@ export class ControlPlane {
     this.now = core.now;
     this.startedAt = this.now();
     this.receiptSigner = receiptSigner;
-    this.#passphrase = passphrase;
     this.sessions = new SessionStore(this.now, opts.sessionIdleSeconds, opts.sessionAbsoluteSeconds);
-    this.unlockQueue = new UnlockQueue(opts.unlockQueueMax);
+    this.identities = new Identities(core, this.sessions, passphrase, opts.unlockQueueMax);
+    // The legacy passphrase's queue, as before accounts existed.
+    this.unlockQueue = this.identities.legacyQueue;
     this.deviceAuth = new DeviceAuth(core, this.sessions);
     this.#protections = new Protections(core);
     this.#restrictions = new Restrictions(core);
@@ -239,19 +242,29 @@ export class ControlPlane {
   // ---------------------------------------------------------------- sessions
 
   /**
-   * Every attempt is checked, one at a time in arrival order (UnlockQueue): no counter a third
-   * party could fill to refuse the operator, and no answer that differs for the right passphrase
-   * except its result. `signal` withdraws an attempt whose client has gone.
+   * Every attempt is checked, one at a time in arrival order, in its account's own queue
+   * (UnlockQueue, identities.ts): no counter a third party could fill to refuse an operator, no
+   * answer that differs for the right passphrase except its result, and guesses against one
+   * account never delay another. `name` absent is the legacy passphrase (the first admin).
+   * `signal` withdraws an attempt whose client has gone.
    */
-  async unlock(passphrase: string, signal?: AbortSignal): Promise<{ token: string; expires_at: number; accounts: string[] }> {
-    const stored = this.#passphrase;
-    if (!(await this.unlockQueue.run(() => verifyPassphrase(passphrase, stored), signal))) {
-      this.log({ event: 'unlock_failed' });
-      throw new SessionError('wrong passphrase', { data: { reason: 'passphrase' } });
+  async unlock(passphrase: string, signal?: AbortSignal, name?: string): Promise<{ token: string; expires_at: number; accounts: string[] }> {
+    let principal: Principal;
+    try {
+      principal = await this.identities.unlock(name, passphrase, signal);
+    } catch (e) {
+      if (e instanceof SessionError && e.data?.['reason'] === 'passphrase') this.log({ event: 'unlock_failed' });
+      throw e;
     }
-    const s = this.sessions.create();
-    this.log({ event: 'unlocked' });
+    const s = this.sessions.create(principal);
+    this.log({ event: 'unlocked', role: principal.kind === 'operator' ? principal.role : undefined });
     return { token: s.token, expires_at: s.expires_at, accounts: this.state.wallets.map((w) => w.wallet) };
+  }
+
+  /** The principal of a bearer token: an API key (`vk_…`, checked each request) or a live session. */
+  authenticate(token: string | null): Principal {
+    if (token !== null && token.startsWith(API_KEY_PREFIX)) return this.identities.authenticateKey(token);
+    return this.sessions.touch(token).principal;
   }
 
   // ---------------------------------------------------------------- state (core.ts)
@@ -403,10 +416,15 @@ export class ControlPlane {
   }
   // ---------------------------------------------------------------- what a device may see
   /**
-   * Throws 403 unless `principal` may read this intent: the operator and viewers read all; an
-   * approver reads the intents of wallets whose policy counts it; an initiator its own.
+   * Throws 403 unless `principal` may read this intent: operators (any role) and viewers read
+   * all; an approver reads the intents of wallets whose policy counts it; an initiator its own;
+   * an API key the intents of its binding in its wallets.
    */
   assertCanSee(principal: Principal, record: IntentRecord): void {
+    if (principal.kind === 'apikey') {
+      if (record.intent.initiator === principal.bound_to && (principal.wallets === null || principal.wallets.includes(record.intent.wallet))) return;
+      throw forbidden(`intent ${record.intentId} was not created as ${principal.bound_to} in this key's wallets`);
+    }
     if (principal.kind === 'operator' || principal.role === 'viewer') return;
     if (principal.role === 'approver') {
       if (rulesCountingApprover(this.#core.policy(record.intent.wallet), principal.id).length > 0) return;

@@ -14,10 +14,14 @@ export const MAX_SESSIONS = 64;
 export const UNLOCK_QUEUE_MAX = 4096;
 
 /**
- * Who a session speaks for: the operator (the state's passphrase: the first admin), or a paired
- * device that proved its key (POST /device/session), with its role.
+ * Who a request speaks for: an operator (the legacy passphrase, `operator`, the first admin; or a
+ * named account with its role), a paired device that proved its key (POST /device/session), with
+ * its role, or an API key (no session: it authenticates each request; identities.ts).
  */
-export type Principal = { kind: 'operator'; name: string; role: 'admin' } | { kind: 'device'; id: string; role: 'approver' | 'initiator' | 'viewer' };
+export type Principal =
+  | { kind: 'operator'; name: string; role: 'admin' | 'operator' | 'auditor' }
+  | { kind: 'device'; id: string; role: 'approver' | 'initiator' | 'viewer' }
+  | { kind: 'apikey'; id: string; bound_to: string; wallets: readonly string[] | null };
 
 interface Session {
   created: number;
@@ -25,7 +29,7 @@ interface Session {
   principal: Principal;
 }
 
-const OPERATOR: Principal = Object.freeze({ kind: 'operator', name: 'operator', role: 'admin' });
+export const LEGACY_OPERATOR_PRINCIPAL: Principal = Object.freeze({ kind: 'operator', name: 'operator', role: 'admin' });
 
 function digest(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
@@ -40,7 +44,7 @@ export class SessionStore {
   ) {}
 
   /** A new session for `principal` (the operator unless given): the token and when it expires if left idle. */
-  create(principal: Principal = OPERATOR): { token: string; expires_at: number } {
+  create(principal: Principal = LEGACY_OPERATOR_PRINCIPAL): { token: string; expires_at: number } {
     const t = this.now();
     this.#prune(t);
     if (this.#sessions.size >= MAX_SESSIONS) {
@@ -79,9 +83,18 @@ export class SessionStore {
 
   /** Ends every session of a device (it was revoked): its token stops working at once. */
   revokeDevice(id: string): number {
+    return this.#revokeWhere((p) => p.kind === 'device' && p.id === id);
+  }
+
+  /** Ends every session of a named operator account (it was disabled). */
+  revokeOperator(name: string): number {
+    return this.#revokeWhere((p) => p.kind === 'operator' && p.name === name);
+  }
+
+  #revokeWhere(match: (p: Principal) => boolean): number {
     let n = 0;
     for (const [k, s] of this.#sessions) {
-      if (s.principal.kind === 'device' && s.principal.id === id) {
+      if (match(s.principal)) {
         this.#sessions.delete(k);
         n += 1;
       }

@@ -13,6 +13,7 @@ import {
   PolicySetSchema,
   ValidationError,
   WalletDescriptorSchema,
+  KEY_BINDING_RE,
   canonicalize,
   parsePolicy,
   parseWith,
@@ -21,6 +22,7 @@ import {
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { writeFileAtomic } from '../http/files.js';
+import { PassphraseFileSchema } from './secrets.js';
 import { WebhooksConfigSchema } from './webhooks/config.js';
 
 const Hex32 = z.string().regex(/^[0-9a-f]{64}$/, 'expected 32 bytes as 64 lowercase hex digits');
@@ -38,6 +40,47 @@ export const DeviceSchema = z.strictObject({
   revoked_at: z.int().min(0).nullable().default(null),
 });
 export type Device = z.infer<typeof DeviceSchema>;
+
+export const OPERATOR_ROLES = ['admin', 'operator', 'auditor'] as const;
+export type OperatorRole = (typeof OPERATOR_ROLES)[number];
+
+/** The name of the legacy passphrase (operator.json): the first admin, never an account in state.json. */
+export const LEGACY_OPERATOR = 'operator';
+
+export const OperatorNameSchema = z.string().regex(/^[a-z0-9._-]{1,64}$/, 'operator name: 1..64 of a-z 0-9 . _ -');
+
+/**
+ * A named operator account (issue #23): its own passphrase, as a scrypt hash in operator.json's
+ * format, and a role. Disabled accounts stay listed (receipts name them) and never unlock.
+ */
+export const OperatorAccountSchema = z.strictObject({
+  name: OperatorNameSchema,
+  role: z.enum(OPERATOR_ROLES),
+  passphrase: PassphraseFileSchema,
+  created_at: z.int().min(0),
+  disabled_at: z.int().min(0).nullable().default(null),
+});
+export type OperatorAccount = z.infer<typeof OperatorAccountSchema>;
+
+/** An API key's id: the part of `vk_<id>_<secret>` looked up before the secret is compared. */
+export const ApiKeyIdSchema = z.string().regex(/^[0-9a-f]{16}$/, 'api key id: 16 lowercase hex digits');
+
+/**
+ * An API key for an application or agent: it may only create intents, as `bound_to`, in
+ * `wallets` (all wallets when absent), until `expires_at` or revocation. Only the SHA-256 digest
+ * of its secret is kept.
+ */
+export const ApiKeySchema = z.strictObject({
+  id: ApiKeyIdSchema,
+  digest: Hex32,
+  bound_to: z.string().max(128).regex(KEY_BINDING_RE, 'bound_to must be agent:<name> or app:<id> (1..120 of a-z 0-9 . _ -)'),
+  wallets: z.array(z.string().min(1).max(128)).min(1).max(1024).optional(),
+  label: z.string().max(128).default(''),
+  created_at: z.int().min(0),
+  expires_at: z.int().min(0),
+  revoked_at: z.int().min(0).nullable().default(null),
+});
+export type ApiKey = z.infer<typeof ApiKeySchema>;
 
 /** A signer service: where to send SignRequests for one signer address. */
 export const SignerEndpointSchema = z
@@ -70,6 +113,10 @@ export const StateFileSchema = z
     wallets: z.array(WalletDescriptorSchema).max(1024).default([]),
     policies: z.array(PolicySetSchema).max(1024).default([]),
     devices: z.array(DeviceSchema).max(4096).default([]),
+    /** Named operator accounts (POST /operators adds them); the legacy passphrase is not one of them. */
+    operators: z.array(OperatorAccountSchema).max(256).default([]),
+    /** API keys (POST /api-keys adds them), by id and digest only. */
+    api_keys: z.array(ApiKeySchema).max(4096).default([]),
     assets: z
       .strictObject({
         assets: z.array(AssetSpecSchema).max(10000).default([]),
@@ -137,6 +184,16 @@ export const StateFileSchema = z
     s.devices.forEach((d, i) => {
       if (dev.has(d.id)) ctx.addIssue({ code: 'custom', path: ['devices', i, 'id'], message: `device ${d.id} is listed twice` });
       dev.add(d.id);
+    });
+    const names = new Set<string>([LEGACY_OPERATOR]);
+    s.operators.forEach((o, i) => {
+      if (names.has(o.name)) ctx.addIssue({ code: 'custom', path: ['operators', i, 'name'], message: o.name === LEGACY_OPERATOR ? `"${LEGACY_OPERATOR}" is the legacy passphrase (operator.json)` : `operator ${o.name} is listed twice` });
+      names.add(o.name);
+    });
+    const keys = new Set<string>();
+    s.api_keys.forEach((k, i) => {
+      if (keys.has(k.id)) ctx.addIssue({ code: 'custom', path: ['api_keys', i, 'id'], message: `api key ${k.id} is listed twice` });
+      keys.add(k.id);
     });
     const hooks = new Set<string>();
     s.webhooks.endpoints.forEach((e, i) => {

@@ -8,9 +8,11 @@
  *
  * Events (the outbox): every receipt it chains keeps its body beside it until commit, when the
  * SDK's projectReceipt turns it into the receipt's events, written by the store in the same
- * transaction. A receipt kind with no projection is refused before it is chained.
+ * transaction. A receipt kind with no projection is refused before it is chained. Every receipt
+ * names the actor of the request that wrote it (actor.ts).
  */
 import { assertProjectable, InternalError, NotFoundError, projectReceipt, verifyReceiptChain, type EventDraft, type EventFilter, type IntentStatus, type ReceiptRecord, type VaultEvent } from '@vault/sdk';
+import { currentActor } from './actor.js';
 import { HistoryCache } from './history.js';
 import type { ReceiptSigner } from './secrets.js';
 import { assertTransition } from './status.js';
@@ -74,7 +76,7 @@ export class Writer {
   /** The next receipt, chained at once: commit it with its record before anything else is chained. */
   receipt(kind: string, body: unknown, intentId?: string): ReceiptRecord {
     assertProjectable(kind);
-    const r = this.#signer.next(this.#head, { at: this.#now(), kind, body, ...(intentId ? { intentId } : {}) });
+    const r = this.#signer.next(this.#head, { at: this.#now(), kind, body, actor: currentActor(), ...(intentId ? { intentId } : {}) });
     this.#head = { seq: r.seq, hash: r.hash };
     this.#bodies.set(r, { kind, body });
     return r;
@@ -84,7 +86,10 @@ export class Writer {
   #events(receipt: ReceiptRecord, ctx: { wallet?: string; from?: IntentStatus | null }): EventDraft[] {
     const b = this.#bodies.get(receipt);
     if (!b || b.kind !== receipt.kind) throw new InternalError(`receipt ${receipt.seq} has no body to project events from`);
-    return projectReceipt({ kind: receipt.kind, at: receipt.at, hash: receipt.hash, ...(receipt.intentId !== undefined ? { intentId: receipt.intentId } : {}), body: b.body }, ctx);
+    return projectReceipt(
+      { kind: receipt.kind, at: receipt.at, hash: receipt.hash, ...(receipt.intentId !== undefined ? { intentId: receipt.intentId } : {}), ...(receipt.actor !== undefined ? { actor: receipt.actor } : {}), body: b.body },
+      ctx,
+    );
   }
 
   /** Up to `limit` committed events after `afterSeq` that pass `filter`, in log order. */
@@ -137,7 +142,7 @@ export class Writer {
   draftReceipt(kind: string, body: unknown): ReceiptRecord {
     this.assertWritable();
     assertProjectable(kind);
-    const r = this.#signer.next(this.#head, { at: this.#now(), kind, body });
+    const r = this.#signer.next(this.#head, { at: this.#now(), kind, body, actor: currentActor() });
     this.#bodies.set(r, { kind, body });
     return r;
   }

@@ -116,9 +116,23 @@ describe('device sign-in', () => {
 
 describe('the access table, cell by cell', () => {
   let t: Harness;
+  /** An API key bound to agent:bot in wallet ops, made by the admin through the API. */
+  let apiKey: string;
   beforeAll(async () => {
     t = await harness();
+    const admin = t.client.getToken();
+    expect((await post(t, '/operators', { name: 'olga', role: 'operator', passphrase: 'olga passphrase 1' }, admin)).status).toBe(200);
+    expect((await post(t, '/operators', { name: 'audrey', role: 'auditor', passphrase: 'audrey passphrase' }, admin)).status).toBe(200);
+    apiKey = (await post(t, '/api-keys', { bound_to: 'agent:bot', wallets: ['ops'], expires_at: t.clock.now + 86_400 }, admin)).body.key;
   });
+  /** A fresh credential of `role`: a session (passphrase or device key) or the API key. */
+  const credential = async (role: string): Promise<string> => {
+    if (role === 'admin') return (await t.client.unlock(PASSPHRASE)).token;
+    if (role === 'operator') return (await post(t, '/session/unlock', { name: 'olga', passphrase: 'olga passphrase 1' })).body.token;
+    if (role === 'auditor') return (await post(t, '/session/unlock', { name: 'audrey', passphrase: 'audrey passphrase' })).body.token;
+    if (role === 'apikey') return apiKey;
+    return (await signIn(t, DEVICES.find((d) => `device:${d.role}` === role)!)).token!;
+  };
   afterAll(() => t.close());
   const MISSING_INTENT = `int_${'0'.repeat(64)}`;
   const concrete = (route: RouteKey) => {
@@ -127,6 +141,8 @@ describe('the access table, cell by cell', () => {
       .replace('{wallet}', 'ops')
       .replace('/wallets/{id}', '/wallets/ops')
       .replace('/devices/{id}', '/devices/nobody')
+      .replace('{name}', 'nobody')
+      .replace('/api-keys/{id}', `/api-keys/${'0'.repeat(16)}`)
       .replace('/webhooks/{id}', `/webhooks/wh_${'0'.repeat(24)}`)
       .replace('{delivery}', 'evt_0000000000000001')
       .replace('{id}', MISSING_INTENT);
@@ -141,7 +157,7 @@ describe('the access table, cell by cell', () => {
   for (const route of Object.keys(ACCESS) as RouteKey[]) {
     for (const role of ROLES) {
       it(`${route} as ${role}: ${allowed(route, role) ? 'allowed' : 'forbidden'}`, async () => {
-        const token = role === 'admin' ? (await t.client.unlock(PASSPHRASE)).token : (await signIn(t, DEVICES.find((d) => `device:${d.role}` === role)!)).token!;
+        const token = await credential(role);
         const { method, path } = concrete(route);
         const body = method === 'POST' ? JSON.stringify(bodies[route] ?? {}) : undefined;
         // The event stream never ends: look at its status and headers only.
@@ -162,6 +178,7 @@ describe('devices act as themselves', () => {
     const mine = await post(h, '/intent', { wallet: 'ops', destination: h.dest(), amount: '5' }, ian);
     expect(mine.status).toBe(200);
     expect((await raw(h, 'GET', `/intent/${mine.body.intentId}`, { token: ian })).body.intent.initiator).toBe('device:ian');
+    expect((await raw(h, 'GET', '/ledger/recent?limit=1', { token: h.client.getToken() })).body.receipts[0]).toMatchObject({ kind: 'intent.created', actor: 'device:ian' });
     const operators = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '6' });
     expect((await raw(h, 'GET', `/intent/${operators.intentId}`, { token: ian })).status).toBe(403);
     const list = await raw(h, 'GET', '/device/intents', { token: ian });
@@ -191,6 +208,11 @@ describe('devices act as themselves', () => {
     expect(r.status, r.text).toBe(200);
     expect(r.body.status).toBe('allowed');
     expect((await raw(h, 'GET', '/device/intents', { token: alice })).body.intents).toEqual([]);
+    // The receipt and its events name the device that acted.
+    const receipts = (await raw(h, 'GET', '/ledger/recent?limit=1', { token: h.client.getToken() })).body.receipts;
+    expect(receipts[0]).toMatchObject({ kind: 'intent.approval', actor: 'device:alice' });
+    const events = (await raw(h, 'GET', `/events?intent=${pending.intentId}`, { token: h.client.getToken() })).body.events;
+    expect(events.map((e: { type: string; actor: string }) => `${e.type}:${e.actor}`)).toEqual(['intent.created:operator:operator', 'approval.recorded:device:alice', 'intent.status_changed:device:alice']);
   });
 
   it("attack: a device posts an approval under another approver's id", async () => {

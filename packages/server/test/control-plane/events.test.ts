@@ -208,6 +208,17 @@ describe('a full lifecycle emits each event type in order', () => {
     const claimed = (await h.client.pairClaim({ code: p.code, public_key: key.publicKeyHex, signature: toHex(signEd25519(fromHex(p.challenge, 'c', 32), key.secretKey)), label: 'phone' })) as { device: { id: string } };
     await h.client.revokeDevice(claimed.device.id);
     await h.client.reload();
+    // An operator account and an API key, made and taken away.
+    const admin = h.client.getToken()!;
+    const call = async (path: string, body: unknown) => {
+      const r = await fetch(`${h!.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      expect(r.status, path).toBe(200);
+      return (await r.json()) as Record<string, unknown>;
+    };
+    await call('/operators', { name: 'olga', role: 'auditor', passphrase: 'olga passphrase 1' });
+    await call('/operators/olga/disable', {});
+    const keyId = (await call('/api-keys', { bound_to: 'agent:bot', wallets: ['ops'], expires_at: h.clock.now + 60, label: 'bot' }))['id'] as string;
+    await call(`/api-keys/${keyId}/revoke`, {});
 
     const events = await allEvents(h);
     for (const e of events) expect(VaultEventSchema.safeParse(e).success).toBe(true);
@@ -246,7 +257,15 @@ describe('a full lifecycle emits each event type in order', () => {
       ['device.paired', { device: claimed.device.id }],
       ['device.revoked', { device: claimed.device.id }],
       ['state.reloaded', { state: expect.stringMatching(/^[0-9a-f]{64}$/) }],
+      ['operator.created', { operator: 'olga' }],
+      ['operator.disabled', { operator: 'olga' }],
+      ['apikey.created', { apikey: keyId }],
+      ['apikey.revoked', { apikey: keyId }],
     ]);
+    expect(rest[3]!.data).toEqual({ name: 'olga', role: 'auditor', created_at: h.clock.now });
+    expect(rest[5]!.data).toEqual({ id: keyId, bound_to: 'agent:bot', wallets: ['ops'], expires_at: h.clock.now + 60, label: 'bot', created_at: h.clock.now });
+    // Every event names who did it: here the first admin.
+    for (const e of events) expect(e.actor, e.type).toBe('operator:operator');
     expect(rest[0]!.data).toMatchObject({ id: claimed.device.id, role: 'approver', public_key: key.publicKeyHex });
 
     // The chain is the witness; the live stream saw exactly the log.

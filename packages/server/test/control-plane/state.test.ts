@@ -54,6 +54,25 @@ describe('state file', () => {
     expect(pathOf(JSON.stringify({ ...base, surprise: 1 }))).toBe('');
   });
 
+  it('operator accounts and API keys: defaults empty (a state from before them loads), each field named when wrong', () => {
+    expect(parseState(JSON.stringify(base))).toMatchObject({ operators: [], api_keys: [] });
+    const pass = { kdf: 'scrypt', N: 1024, r: 8, p: 1, salt: 'ab'.repeat(16), hash: 'cd'.repeat(32) };
+    const op = { name: 'olga', role: 'operator', passphrase: pass, created_at: 0 };
+    expect(parseState(JSON.stringify({ ...base, operators: [op] })).operators[0]).toMatchObject({ name: 'olga', disabled_at: null });
+    expect(pathOf(JSON.stringify({ ...base, operators: [op, op] }))).toBe('operators.1.name');
+    expect(pathOf(JSON.stringify({ ...base, operators: [{ ...op, name: 'operator' }] }))).toBe('operators.0.name');
+    expect(pathOf(JSON.stringify({ ...base, operators: [{ ...op, name: 'Olga' }] }))).toBe('operators.0.name');
+    expect(pathOf(JSON.stringify({ ...base, operators: [{ ...op, role: 'root' }] }))).toBe('operators.0.role');
+    expect(pathOf(JSON.stringify({ ...base, operators: [{ ...op, passphrase: { ...pass, hash: 'plain' } }] }))).toBe('operators.0.passphrase.hash');
+    const key = { id: '0123456789abcdef', digest: 'ef'.repeat(32), bound_to: 'agent:bot', created_at: 0, expires_at: 60 };
+    expect(parseState(JSON.stringify({ ...base, api_keys: [key] })).api_keys[0]).toMatchObject({ revoked_at: null, label: '' });
+    expect(pathOf(JSON.stringify({ ...base, api_keys: [key, key] }))).toBe('api_keys.1.id');
+    expect(pathOf(JSON.stringify({ ...base, api_keys: [{ ...key, bound_to: 'operator' }] }))).toBe('api_keys.0.bound_to');
+    expect(pathOf(JSON.stringify({ ...base, api_keys: [{ ...key, id: 'vk_x' }] }))).toBe('api_keys.0.id');
+    // A secret is never a field: only its digest is.
+    expect(pathOf(JSON.stringify({ ...base, api_keys: [{ ...key, secret: 'x' }] }))).toBe('api_keys.0');
+  });
+
   it('refuses a string canonical JSON cannot hold (a lone surrogate), naming it: a reload could never receipt it', () => {
     const dev = { id: 'd1', role: 'approver', label: 'x\ud800', public_key: '00'.repeat(32), paired_at: 0 };
     expect(pathOf(JSON.stringify({ ...base, devices: [dev] }))).toBe('devices.0.label');

@@ -5,14 +5,15 @@ import type { RuleModule } from '../types.js';
 /**
  * agent_budget_ceiling: an agent's outflows of the asset (this one included) may not exceed
  * `budget` within `window_seconds` (null or absent: lifetime). `agent`, when set, names the one
- * initiator the rule applies to (e.g. "agent:trader"); otherwise it applies to each agent alone.
+ * initiator the rule applies to (e.g. "agent:trader"); otherwise it applies to each agent alone,
+ * an application (`app:<id>`, a key-holding program like an agent) included.
  */
 export const agentBudgetCeiling: RuleModule<'agent_budget_ceiling'> = {
   kind: 'agent_budget_ceiling',
   evaluate(rule, input, label) {
     const initiator = input.intent.initiator;
     const agent = parseInitiator(initiator);
-    if (agent?.kind !== 'agent') return { effect: 'pass' };
+    if (agent?.kind !== 'agent' && agent?.kind !== 'app') return { effect: 'pass' };
     if (rule.agent !== undefined) {
       const named = parseInitiator(rule.agent);
       if (named === null || !sameIdentity(named, agent)) return { effect: 'pass' };

@@ -4,14 +4,19 @@ import type { RuleModule } from '../types.js';
 
 export const AGENT_PREFIX = 'agent:';
 
-/** An intent is agent-initiated when its initiator parses as `agent:<name>` (identity.ts). */
+/**
+ * An intent is agent-initiated when its initiator parses as `agent:<name>` or `app:<id>`
+ * (identity.ts): both are software holding an API key, no person at a device. An application is
+ * held to the agent rules rather than let past them by its spelling (fail closed).
+ */
 export function isAgentInitiated(initiator: string): boolean {
-  return parseInitiator(initiator)?.kind === 'agent';
+  const kind = parseInitiator(initiator)?.kind;
+  return kind === 'agent' || kind === 'app';
 }
 
 /**
- * require_human_approver_for_agent_initiated: an `agent:*` intent needs `min_strong` (default 1)
- * distinct approve verdicts made with strong_auth.
+ * require_human_approver_for_agent_initiated: an `agent:*` or `app:*` intent needs `min_strong`
+ * (default 1) distinct approve verdicts made with strong_auth.
  */
 export const requireHumanApproverForAgentInitiated: RuleModule<'require_human_approver_for_agent_initiated'> = {
   kind: 'require_human_approver_for_agent_initiated',
