@@ -53,6 +53,8 @@ const DELIVERY_ID = idParam('delivery', '^evt_[0-9]{16}$');
 /** Every endpoint of interface.md's control-plane table. */
 export const ROUTES: readonly Op[] = [
   { method: 'get', path: '/health', summary: 'Liveness and receipt-chain state', auth: false, ok: 'Object' },
+  { method: 'get', path: '/ready', summary: 'Readiness: 200 when the store takes writes, the receipt chain matches its anchor and the service is not stopping; else 503 naming the failing checks', auth: false, ok: 'Object', errors: [503] },
+  { method: 'get', path: '/metrics', summary: 'Prometheus metrics (text format 0.0.4); wants Authorization: Bearer <VAULT_METRICS_TOKEN> when that is set', auth: false, ok: null, okType: 'text/plain; version=0.0.4', errors: [401] },
   { method: 'post', path: '/session/unlock', summary: 'Unlock with the operator passphrase', auth: false, body: 'UnlockRequest', ok: 'SessionUnlockResult', errors: [400, 401, 503] },
   { method: 'post', path: '/session/lock', summary: 'End the session', auth: true, ok: 'Object' },
   { method: 'get', path: '/wallets', summary: 'Wallets with their policy digest', auth: true, ok: 'ObjectArray' },
@@ -120,7 +122,7 @@ export function openApiDocument(): Record<string, unknown> {
   for (const [name, s] of Object.entries(extra)) schemas[name] = clean(z.toJSONSchema(s, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>);
   schemas['Object'] = { type: 'object', additionalProperties: true };
   schemas['ObjectArray'] = { type: 'array', items: { type: 'object', additionalProperties: true } };
-  const errorStatuses: Record<number, string> = { 400: 'bad request (4000), data.path names the field', 401: 'session (4100)', 403: 'refused (-32602)', 404: 'not found (4040)', 500: 'execute refused at a stage (-32602, data.stage and data.reason) or internal (-32603)', 503: 'busy: too many unlock attempts waiting (4100), or too many event streams open (-32602); data.reason "busy"' };
+  const errorStatuses: Record<number, string> = { 400: 'bad request (4000), data.path names the field', 401: 'session (4100); on /metrics: missing or wrong metrics token', 403: 'refused (-32602)', 404: 'not found (4040)', 500: 'execute refused at a stage (-32602, data.stage and data.reason) or internal (-32603)', 503: 'not ready (GET /ready: body.checks names why), or busy: too many unlock attempts waiting (4100), or too many event streams open (-32602); data.reason "busy"' };
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of ROUTES) {
     const responses: Record<string, unknown> = {
