@@ -13,7 +13,7 @@
  * sets; a new set beyond that is counted in the metric's `other` series instead, and the overflow
  * is itself counted (`vault_metrics_overflow_total`), so a dropped series is visible.
  */
-import { SessionError } from '@vault/sdk';
+import { SessionError, ValidationError } from '@vault/sdk';
 import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
 import { bearerToken, secretMatches } from './auth.js';
@@ -241,8 +241,9 @@ export function httpMetrics(h: HttpMetrics): MiddlewareHandler {
  * <token>`, compared in constant time; a miss is a 401 session error with no exposition.
  */
 export function metricsHandler(m: MetricsRegistry, token: string | undefined): (c: Context) => Response {
+  if (token !== undefined && token.length < 16) throw new ValidationError('VAULT_METRICS_TOKEN', [{ path: '', message: 'the metrics token must be at least 16 characters' }]);
   return (c) => {
-    if (token !== undefined && token !== '' && !secretMatches(bearerToken(c.req.header('authorization')), token)) {
+    if (token !== undefined && !secretMatches(bearerToken(c.req.header('authorization')), token)) {
       throw new SessionError('GET /metrics wants Authorization: Bearer <VAULT_METRICS_TOKEN>');
     }
     return c.body(m.render(), 200, { 'content-type': EXPOSITION_CONTENT_TYPE, 'cache-control': 'no-store' });

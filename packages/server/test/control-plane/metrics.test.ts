@@ -116,6 +116,8 @@ describe('GET /metrics', () => {
       const ok = await scrape(server.url, { authorization: `Bearer ${token}` });
       expect(ok.status).toBe(200);
       expect(ok.families.has('vault_http_requests_total')).toBe(true);
+      // A token too short to be a secret is refused at start, naming it.
+      expect(() => createControlPlaneApp(h.running.cp, { metricsToken: 'short' })).toThrow(/VAULT_METRICS_TOKEN|metrics token/);
     } finally {
       await server?.close();
     }
