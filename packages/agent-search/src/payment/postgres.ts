@@ -15,7 +15,16 @@
  *
  * `pg` is loaded only when this module is used.
  */
-import type { Pool, PoolClient } from 'pg';
+// Our own minimal shapes of a pg Pool and client: the published declarations then need no @types/pg.
+/** What these functions need of a `pg` Pool, Client or PoolClient. */
+export interface SqlQueryable {
+  query(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }>;
+}
+/** What `migrate` needs of a `pg` Pool: one connection for the migration transaction. */
+export interface SqlPool extends SqlQueryable {
+  connect(): Promise<SqlQueryable & { release(): void }>;
+  end(): Promise<void>;
+}
 import type { ChargeLog, ChargeRecord } from './charge-log.js';
 import type { AuthorizationStore, ClaimResult } from './idempotency.js';
 
@@ -65,13 +74,13 @@ const MIGRATION_LOCK = 0x78343032;
  * Applies the migrations not yet recorded, each in the same transaction as its record. Returns the
  * versions applied now (empty when the schema was current).
  */
-export async function migrate(pool: Pool, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
+export async function migrate(pool: SqlPool, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
     await client.query('CREATE TABLE IF NOT EXISTS x402_schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)');
-    const done = new Set((await client.query<{ version: number }>('SELECT version FROM x402_schema_migrations')).rows.map((r) => r.version));
+    const done = new Set((await client.query('SELECT version FROM x402_schema_migrations')).rows.map((r) => r['version'] as number));
     const known = new Set(migrations.map((m) => m.version));
     const unknown = [...done].filter((v) => !known.has(v));
     // A database migrated by a newer release: refuse rather than run against a schema we do not know.
@@ -107,7 +116,7 @@ export interface PostgresPaymentsOptions {
 export interface PostgresPayments {
   store: AuthorizationStore;
   chargeLog: ChargeLog;
-  pool: Pool;
+  pool: SqlPool;
   /** Forgets keys whose authorization expired more than the grace period ago; returns how many. */
   prune(): Promise<number>;
   close(): Promise<void>;
@@ -145,8 +154,8 @@ export async function openPostgresPayments(url: string, options: PostgresPayment
       for (let i = 0; i < 3; i++) {
         const won = await pool.query('INSERT INTO x402_authorizations (key, state, expires_at, claimed_at) VALUES ($1, $2, $3, $4) ON CONFLICT (key) DO NOTHING RETURNING key', [key, 'in_progress', expiresAt, now()]);
         if (won.rowCount === 1) return 'claimed';
-        const held = await pool.query<{ state: 'in_progress' | 'used' }>('SELECT state FROM x402_authorizations WHERE key = $1', [key]);
-        const state = held.rows[0]?.state;
+        const held = await pool.query('SELECT state FROM x402_authorizations WHERE key = $1', [key]);
+        const state = (held.rows[0] as { state: 'in_progress' | 'used' } | undefined)?.state;
         if (state !== undefined) return state;
       }
       return 'in_progress';
@@ -172,9 +181,9 @@ export async function openPostgresPayments(url: string, options: PostgresPayment
 }
 
 /** The charge log's rows, oldest first, as ChargeRecords (reconciliation, tests). */
-export async function readCharges(client: Pick<Pool | PoolClient, 'query'>, limit = 1000): Promise<ChargeRecord[]> {
+export async function readCharges(client: SqlQueryable, limit = 1000): Promise<ChargeRecord[]> {
   const r = await client.query('SELECT time, route, mode, price, amount::text AS amount, asset, network, payer, pay_to, transaction, nonce FROM x402_charges ORDER BY id LIMIT $1', [limit]);
-  return r.rows.map((x: Record<string, string | null>) => ({
+  return (r.rows as Record<string, string | null>[]).map((x) => ({
     time: Number(x['time']),
     route: x['route'] as string,
     ...(x['mode'] !== null ? { mode: x['mode'] as string } : {}),
