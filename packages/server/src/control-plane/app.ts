@@ -18,6 +18,7 @@ import {
   labelString,
   parseWith,
   type EventFilter,
+  type ExecuteOutcome,
   type IntentRequest,
 } from '@vault/sdk';
 import type { Context } from 'hono';
@@ -240,7 +241,7 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
   });
   app.post('/intent/:id/execute', allowTo('POST /intent/{id}/execute'), async (c) => {
     const id = param(c, 'id', IntentIdSchema);
-    let outcome;
+    let outcome: ExecuteOutcome;
     try {
       outcome = await cp.execute(id);
     } catch (error) {

@@ -2,11 +2,11 @@
  * @module http/metrics
  * Prometheus metrics for both services, in the text exposition format 0.0.4, written by hand.
  *
- * Why not prom-client: we need four metric kinds' worth of it, and the part that matters here (a
- * hard cap on series per metric, so no caller can grow memory or a scrape by sending new label
- * values) is ours to enforce either way; a hand-written registry is one small file with no
- * process-global state (prom-client's default registry is shared by everything in the process,
- * which two services in one test process would trip over).
+ * Why not prom-client: we use counters, gauges and histograms and nothing else, and the part that
+ * matters here (a hard cap on series per metric, so no caller can grow memory or a scrape by
+ * sending new label values) is ours to enforce either way. A hand-written registry is one small
+ * file, no dependency, and no process-global state (prom-client's default registry is shared by
+ * everything in the process; two services in one test process would collide on metric names).
  *
  * Label values are bounded twice: callers pass only values from closed sets (route templates,
  * status classes, reasons from the SDK's tables), and each metric holds at most `maxSeries` label
