@@ -163,6 +163,26 @@ describe('GET /metrics', () => {
   });
 });
 
+describe('VAULT_METRICS_TOKEN', () => {
+  it('startControlPlane (what `vault-control-plane serve` runs) reads it from the environment', async () => {
+    const token = 'metrics-token-from-env-0123456789';
+    const saved = process.env['VAULT_METRICS_TOKEN'];
+    process.env['VAULT_METRICS_TOKEN'] = token;
+    let t: Harness | undefined;
+    try {
+      t = await setup({ unlock: false });
+      expect((await scrape(t.url)).status).toBe(401);
+      expect((await scrape(t.url, { authorization: `Bearer ${token}` })).status).toBe(200);
+      // /ready stays open: a load balancer's probe carries no token.
+      expect((await raw(t, 'GET', '/ready', { token: null })).status).toBe(200);
+    } finally {
+      if (saved === undefined) delete process.env['VAULT_METRICS_TOKEN'];
+      else process.env['VAULT_METRICS_TOKEN'] = saved;
+      await t?.close();
+    }
+  });
+});
+
 describe('MetricsRegistry', () => {
   it('caps the series of a metric: beyond it, label sets count under other and the overflow is counted', () => {
     const m = new MetricsRegistry();
