@@ -11,13 +11,14 @@ import { createAnswerer, createSampleProvider } from './answers/index.js';
 import { createHttpFacilitatorClient, startFacilitatorServer } from './facilitator/http.js';
 import { createLocalFacilitator } from './facilitator/local.js';
 import { createFileChargeLog } from './payment/charge-log.js';
+import { openPostgresPayments, type PostgresPayments } from './payment/postgres.js';
 import { AgentSearchError } from './payment/errors.js';
 import { startServer, type ServerPaymentOptions } from './server.js';
 
 const USAGE = `usage:
   vault-agent-search serve [--port 8402] [--host 127.0.0.1] [--base-url URL] [--operator NAME]
       [--network eip155:ID --asset 0x.. --pay-to 0x.. [--asset-name "USD Coin"] [--asset-version 2]
-       (--facilitator-url URL | --rpc-url URL --gas-key-file F) [--charge-log F]]
+       (--facilitator-url URL | --rpc-url URL --gas-key-file F) [--charge-log F | env X402_DATABASE_URL]]
   vault-agent-search facilitator [--port 8403] [--host 127.0.0.1] --rpc-url URL --gas-key-file F
       --network eip155:ID --asset 0x.. --pay-to 0x..[,0x..] [--asset-name ..] [--asset-version ..]
   vault-agent-search query <path> [k=v ...] --key-file F --max-price 0.05 --asset 0x..|any
@@ -78,6 +79,7 @@ function onSignals(stop: () => Promise<void>): void {
 async function serve(flags: Flags): Promise<void> {
   const cfg = loadServeConfig(flags, process.env);
   let payment: ServerPaymentOptions | null = null;
+  let shared: PostgresPayments | null = null;
   if (cfg.payment) {
     const f = cfg.payment.facilitator;
     const facilitator =
@@ -93,10 +95,13 @@ async function serve(flags: Flags): Promise<void> {
             payTo: [cfg.payment.terms.payTo],
             confirmationTimeoutMs: f.confirmationTimeoutMs,
           });
-    const chargeLog = cfg.payment.chargeLogPath ? createFileChargeLog(cfg.payment.chargeLogPath) : undefined;
+    // With a database, every process shares one record of used authorizations and one charge log.
+    shared = cfg.payment.databaseUrl !== undefined ? await openPostgresPayments(cfg.payment.databaseUrl) : null;
+    const chargeLog = shared ? shared.chargeLog : cfg.payment.chargeLogPath ? createFileChargeLog(cfg.payment.chargeLogPath) : undefined;
     payment = {
       terms: cfg.payment.terms,
       facilitator,
+      ...(shared ? { store: shared.store } : {}),
       ...(chargeLog ? { chargeLog } : {}),
       onEvent: (e) => {
         if (e.type === 'settled') err(`charged ${e.amount} on ${e.route} tx ${e.transaction}`);
@@ -115,7 +120,7 @@ async function serve(flags: Flags): Promise<void> {
     payment,
   });
   if (!isLoopbackHost(cfg.host)) err(`warning: listening on ${cfg.host}, which is not loopback; put TLS and rate limiting in front of a public search API`);
-  out(`agent-search listening on ${running.url} (payment ${payment ? `LIVE, ${cfg.payment?.facilitator.kind} facilitator` : 'ABSENT'})`);
+  out(`agent-search listening on ${running.url} (payment ${payment ? `LIVE, ${cfg.payment?.facilitator.kind} facilitator${shared ? ', PostgreSQL store' : ''}` : 'ABSENT'})`);
   if (cfg.payment?.facilitator.kind === 'http' && payment) {
     // Not fatal (the facilitator may start later; paid calls answer 502 until it does), but say so.
     const network = cfg.payment.terms.network;
@@ -128,7 +133,10 @@ async function serve(flags: Flags): Promise<void> {
       err('warning: the facilitator is not reachable yet; paid calls answer 502 until it is');
     }
   }
-  onSignals(running.close);
+  onSignals(async () => {
+    await running.close();
+    await shared?.close();
+  });
 }
 
 async function facilitator(flags: Flags): Promise<void> {

@@ -40,6 +40,7 @@ export const ENV = {
   gasKeyFile: 'X402_GAS_KEY_FILE',
   confirmationTimeoutMs: 'X402_CONFIRMATION_TIMEOUT_MS',
   chargeLog: 'X402_CHARGE_LOG',
+  databaseUrl: 'X402_DATABASE_URL',
   facilitatorHost: 'FACILITATOR_HOST',
   facilitatorPort: 'FACILITATOR_PORT',
   payerKey: 'X402_PAYER_KEY',
@@ -87,6 +88,19 @@ function httpUrl(k: Key, raw: string): string {
   const problem = endpointUrlProblem(raw);
   if (problem !== null) throw new ConfigError(label(k), problem);
   return raw.replace(/\/+$/, '');
+}
+
+/** X402_DATABASE_URL: a postgres:// or postgresql:// URL. Its value (with its password) is never in an error. */
+function postgresUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw.length === 0) return undefined;
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new ConfigError(ENV.databaseUrl, 'must be a URL (value not shown)');
+  }
+  if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:') throw new ConfigError(ENV.databaseUrl, 'must be a postgres:// or postgresql:// URL (value not shown)');
+  return raw;
 }
 
 /**
@@ -141,6 +155,11 @@ export interface PaymentSetup {
   terms: PaymentTerms;
   facilitator: FacilitatorSetup;
   chargeLogPath: string | undefined;
+  /**
+   * PostgreSQL URL (X402_DATABASE_URL, env only: it carries a password, and flags show in `ps`).
+   * Set: the one-use-per-authorization store and the charge log live there, shared by every process.
+   */
+  databaseUrl: string | undefined;
 }
 
 export interface ServeConfig {
@@ -192,7 +211,10 @@ export function loadServeConfig(flags: Flags, env: Env): ServeConfig {
     if (gasPrivateKey === undefined) throw new ConfigError(`${label('gasKeyFile')} or ${ENV.gasKey}`, 'the in-process facilitator needs a gas-paying key');
     facilitator = { kind: 'local', rpcUrl: httpUrl('rpcUrl', rpcUrl), gasPrivateKey, confirmationTimeoutMs: int('confirmationTimeoutMs', flags, env, 30_000, 100, 600_000) };
   }
-  return { host, port, baseUrl, baseUrlExplicit, operator, service, answerTimeoutMs, payment: { terms: t, facilitator, chargeLogPath: get('chargeLog', flags, env) } };
+  const databaseUrl = postgresUrl(env[ENV.databaseUrl]);
+  const chargeLogPath = get('chargeLog', flags, env);
+  if (databaseUrl !== undefined && chargeLogPath !== undefined) throw new ConfigError(label('chargeLog'), `charges are recorded in one place: give it or ${ENV.databaseUrl}, not both`);
+  return { host, port, baseUrl, baseUrlExplicit, operator, service, answerTimeoutMs, payment: { terms: t, facilitator, chargeLogPath, databaseUrl } };
 }
 
 export interface FacilitatorServeConfig {

@@ -45,6 +45,21 @@ describe('serve', () => {
     expect(c.payment?.terms).toMatchObject({ network: 'eip155:31337', assetName: 'USD Coin', assetVersion: '2', decimals: 6, maxTimeoutSeconds: 60 });
   });
 
+  test('X402_DATABASE_URL: the shared store, env only; never echoed; not with a charge-log file', () => {
+    const fac = { ...payEnv, X402_FACILITATOR_URL: 'http://127.0.0.1:8403' };
+    const url = 'postgres://api:s3cret-pw@db.internal:5432/x402';
+    expect(loadServeConfig({}, { ...fac, X402_DATABASE_URL: url }).payment?.databaseUrl).toBe(url);
+    expect(loadServeConfig({}, fac).payment?.databaseUrl).toBeUndefined();
+    for (const bad of ['mysql://api:s3cret-pw@db/x', 's3cret-pw not a url']) {
+      const e = errorOf(() => loadServeConfig({}, { ...fac, X402_DATABASE_URL: bad }));
+      expect(e.message).toMatch(/X402_DATABASE_URL/);
+      expect(e.message).not.toContain('s3cret');
+    }
+    const both = errorOf(() => loadServeConfig({ 'charge-log': '/tmp/c.jsonl' }, { ...fac, X402_DATABASE_URL: url }));
+    expect(both.message).toMatch(/X402_CHARGE_LOG.*X402_DATABASE_URL|one place/);
+    expect(both.message).not.toContain('s3cret');
+  });
+
   test('with the in-process facilitator and a gas key file', () => {
     const f = join(dir, 'gas.key');
     writeFileSync(f, `${KEY}\n`);

@@ -30,7 +30,8 @@ export interface ChargeRecord {
 }
 
 export interface ChargeLog {
-  record(entry: ChargeRecord): void;
+  /** Resolves once the record is durable (a file line fdatasync'd, a committed row). */
+  record(entry: ChargeRecord): void | Promise<void>;
 }
 
 /**

@@ -17,16 +17,19 @@
 
 export type ClaimResult = 'claimed' | 'in_progress' | 'used' | 'full';
 
-/** The store the middleware uses. A multi-process deployment needs a shared implementation with an atomic claim. */
+/**
+ * The store the middleware uses. A multi-process deployment needs a shared implementation with an
+ * atomic claim (postgres.ts); a shared store answers asynchronously, the in-process one at once.
+ */
 export interface AuthorizationStore {
   /** Atomically claims `key`; `expiresAt` (Unix seconds) is the authorization's validBefore. */
-  claim(key: string, expiresAt: number): ClaimResult;
+  claim(key: string, expiresAt: number): ClaimResult | Promise<ClaimResult>;
   /** Frees a claimed key (nothing was settled). */
-  release(key: string): void;
+  release(key: string): void | Promise<void>;
   /** Marks a claimed key as spent for good. */
-  markUsed(key: string): void;
-  /** Number of keys held (claimed or used). */
-  readonly size: number;
+  markUsed(key: string): void | Promise<void>;
+  /** Number of keys held (claimed or used), where the store can tell at once. */
+  readonly size?: number;
 }
 
 export interface MemoryAuthorizationStoreOptions {

@@ -9,3 +9,4 @@ export * from './requirements.js';
 export * from './idempotency.js';
 export * from './charge-log.js';
 export * from './middleware.js';
+export { migrate, MIGRATIONS, openPostgresPayments, readCharges, type Migration, type PostgresPayments, type PostgresPaymentsOptions, type SqlPool, type SqlQueryable } from './postgres.js';

@@ -20,7 +20,9 @@
  *     Success → PAYMENT-RESPONSE header (base64 JSON receipt) and one charge-log line.
  *
  * Beyond the reference @x402/hono middleware: steps 3 and 4 (it runs the handler twice for two
- * concurrent requests carrying one authorization), trimmed reasons, and the charge log.
+ * concurrent requests carrying one authorization), trimmed reasons, and the charge log. With a
+ * shared store (PostgreSQL, postgres.ts) step 4 holds across processes; a store that does not
+ * answer is a 503 and nothing runs.
  */
 import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from '@x402/core/http';
 import type { FacilitatorClient } from '@x402/core/server';
@@ -145,7 +147,14 @@ export function createPaymentGate(options: PaymentGateOptions): (path: PaidPath)
       const key = authorizationKey(terms.network, terms.asset, auth.from, auth.nonce);
       const validBefore = BigInt(auth.validBefore);
       const expiresAt = validBefore > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(validBefore);
-      const claim = store.claim(key, expiresAt);
+      let claim: Awaited<ReturnType<AuthorizationStore['claim']>>;
+      try {
+        claim = await store.claim(key, expiresAt);
+      } catch (err) {
+        // A shared store that cannot answer: refuse (fail closed) rather than run unguarded.
+        emit({ type: 'refused', route: path, code: PAYMENT_CODES.busy, message: `authorization store unavailable: ${trimReason('x', err).message}` });
+        return c.json({ error: { code: PAYMENT_CODES.busy, message: 'the payment store did not answer; nothing was charged; retry later' } }, 503);
+      }
       if (claim === 'in_progress') return refuse({ code: PAYMENT_CODES.inProgress, message: 'this authorization is being used by another request; sign a new one' });
       if (claim === 'used') return refuse({ code: PAYMENT_CODES.alreadyUsed, message: 'this authorization was already used; sign a new one' });
       if (claim === 'full') {
@@ -153,21 +162,24 @@ export function createPaymentGate(options: PaymentGateOptions): (path: PaidPath)
         return c.json({ error: { code: PAYMENT_CODES.busy, message: 'too many payments in flight; retry later' } }, 503);
       }
 
-      // From here on the claim is held: every exit either releases it or marks it used.
+      // From here on the claim is held: every exit either releases it or marks it used. If the
+      // store fails to take either, the key stays claimed there: refused again, never run twice.
+      const release = () => settleKey(() => store.release(key), 'release');
+      const markUsed = () => settleKey(() => store.markUsed(key), 'mark used');
       let settleAttempted = false;
       try {
         let verified: VerifyResponse;
         try {
           verified = await facilitator.verify(forwarded, requirements);
         } catch (err) {
-          store.release(key);
+          await release();
           const reason = failureOf(err);
           if (reason) return refuse(trimReason(reason.code, reason.message, 'verification_failed'));
           emit({ type: 'refused', route: path, code: PAYMENT_CODES.facilitatorUnavailable, message: trimReason('x', err).message });
           return c.json({ error: { code: PAYMENT_CODES.facilitatorUnavailable, message: 'the payment facilitator did not answer; nothing was charged' } }, 502);
         }
         if (!verified.isValid) {
-          store.release(key);
+          await release();
           return refuse(trimReason(verified.invalidReason, verified.invalidMessage, 'verification_failed'));
         }
 
@@ -177,7 +189,7 @@ export function createPaymentGate(options: PaymentGateOptions): (path: PaidPath)
         if (c.error !== undefined || status < 200 || status > 299) {
           // Nothing is settled. The key stays spent all the same: a duplicate must never run the
           // handler a second time, so a retry needs a freshly signed authorization.
-          store.markUsed(key);
+          await markUsed();
           emit({ type: 'handler_failed', route: path, status });
           c.res.headers.set('cache-control', 'no-store');
           return;
@@ -191,7 +203,7 @@ export function createPaymentGate(options: PaymentGateOptions): (path: PaidPath)
           const reason = failureOf(err);
           settled = { success: false, errorReason: reason?.code ?? 'settlement_error', errorMessage: reason?.message ?? trimReason('x', err).message, transaction: '', network: terms.network };
         }
-        store.markUsed(key);
+        await markUsed();
         if (!settled.success) {
           const t = trimReason(settled.errorReason, settled.errorMessage, PAYMENT_CODES.settlementFailed);
           emit({ type: 'settle_failed', route: path, code: t.code, message: t.message });
@@ -202,7 +214,7 @@ export function createPaymentGate(options: PaymentGateOptions): (path: PaidPath)
           return;
         }
         const receipt: SettleResponse = { success: true, transaction: settled.transaction, network: settled.network ?? terms.network, payer: settled.payer ?? auth.from };
-        writeCharge(options.chargeLog, {
+        await writeCharge(options.chargeLog, {
           time: now(),
           route: path,
           ...(priced.mode ? { mode: priced.mode } : {}),
@@ -221,11 +233,20 @@ export function createPaymentGate(options: PaymentGateOptions): (path: PaidPath)
       } catch (err) {
         // An unexpected fault: fail closed. Before settlement the authorization is still unused
         // on chain, so the claim is released; after, it stays spent.
-        if (settleAttempted) store.markUsed(key);
-        else store.release(key);
+        if (settleAttempted) await markUsed();
+        else await release();
         throw err;
       }
     };
+}
+
+/** Awaits a store update; a failure is reported, not thrown (the key then stays claimed: fail closed). */
+async function settleKey(update: () => void | Promise<void>, what: string): Promise<void> {
+  try {
+    await update();
+  } catch (err) {
+    process.stderr.write(`agent-search: authorization store ${what} failed (${trimReason('x', err).message}); the authorization stays refused\n`);
+  }
 }
 
 /** Reads `{invalidReason|errorReason, ...Message}` off a facilitator error (VerifyError/SettleError from @x402/core). */
@@ -237,10 +258,10 @@ function failureOf(err: unknown): { code: string; message?: string } | undefined
   return undefined;
 }
 
-function writeCharge(log: ChargeLog | undefined, entry: Parameters<ChargeLog['record']>[0]): void {
+async function writeCharge(log: ChargeLog | undefined, entry: Parameters<ChargeLog['record']>[0]): Promise<void> {
   if (!log) return;
   try {
-    log.record(entry);
+    await log.record(entry);
   } catch (err) {
     // The transfer has landed; the caller paid and gets the answer. The failure is reported with
     // the public facts needed to reconcile by hand.

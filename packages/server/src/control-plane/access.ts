@@ -87,6 +87,23 @@ export const ACCESS = {
 } as const satisfies Record<string, readonly Role[]>;
 export type RouteKey = keyof typeof ACCESS;
 
+/**
+ * Routes open without a session, each on purpose: probes (/health, /ready; /metrics may want its
+ * own VAULT_METRICS_TOKEN), the API document, and the steps that lead to a session. A route in
+ * neither list is a test failure (access.test.ts), so no route is public by omission.
+ */
+export const PUBLIC_ROUTES = [
+  'GET /health',
+  'GET /ready',
+  'GET /metrics',
+  'GET /openapi.json',
+  'POST /session/unlock',
+  'GET /pair/qr/{code}',
+  'POST /pair/claim',
+  'POST /device/challenge',
+  'POST /device/session',
+] as const;
+
 /** Whether `role` may call `route` (the table, nothing else). */
 export function allowed(route: RouteKey, role: Role): boolean {
   return (ACCESS[route] as readonly Role[]).includes(role);

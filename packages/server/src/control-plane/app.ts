@@ -18,6 +18,7 @@ import {
   labelString,
   parseWith,
   type EventFilter,
+  type ExecuteOutcome,
   type IntentRequest,
 } from '@vault/sdk';
 import type { Context } from 'hono';
@@ -26,9 +27,11 @@ import QRCode from 'qrcode';
 import { z } from 'zod';
 import { createServiceApp, errorResponse, readJson } from '../http/app.js';
 import { bearerToken } from '../http/auth.js';
+import { httpMetrics, metricsHandler, readyResponse } from '../http/metrics.js';
 import { allow, principalOf, type RouteKey } from './access.js';
 import { forbidden } from './device-auth.js';
 import { eventStream } from './event-stream.js';
+import { controlPlaneMetrics, controlPlaneReadiness } from './metrics.js';
 import {
   ApiKeyIdSchema,
   CreateApiKeyRequestSchema,
@@ -122,10 +125,14 @@ export function logPath(path: string): string {
 export interface ControlPlaneAppOptions {
   /** Per-request access log (method, route template, status, ms). Off when absent. */
   accessLog?: boolean;
+  /** When set, GET /metrics wants it as a bearer token (VAULT_METRICS_TOKEN); absent, /metrics is open (loopback). */
+  metricsToken?: string;
 }
 
 export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneAppOptions = {}): Hono {
   const app = createServiceApp({ extraHosts: () => cp.state.extra_hosts });
+  const metrics = controlPlaneMetrics(cp);
+  app.use('*', httpMetrics(metrics.http));
 
   if (options.accessLog) {
     app.use('*', async (c, next) => {
@@ -148,6 +155,8 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
   // -------------------------------------------------------------- no session
   app.get('/health', (c) => c.json(cp.health()));
   app.get('/openapi.json', (c) => c.json(openApiDocument()));
+  app.get('/ready', (c) => readyResponse(c, 'vault-control-plane', controlPlaneReadiness(cp)));
+  app.get('/metrics', metricsHandler(metrics.registry, options.metricsToken));
 
   app.post('/session/unlock', async (c) => {
     const body = await readJson(c, UnlockRequestSchema, 'unlock', SMALL_BODY_LIMIT);
@@ -257,7 +266,18 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
     const body = hasBody(c) ? await readJson(c, CancelRequestSchema, 'cancel', SMALL_BODY_LIMIT) : {};
     return c.json(await cp.cancel(id, body));
   });
-  app.post('/intent/:id/execute', allowTo('POST /intent/{id}/execute'), async (c) => c.json(await cp.execute(param(c, 'id', IntentIdSchema))));
+  app.post('/intent/:id/execute', allowTo('POST /intent/{id}/execute'), async (c) => {
+    const id = param(c, 'id', IntentIdSchema);
+    let outcome: ExecuteOutcome;
+    try {
+      outcome = await cp.execute(id);
+    } catch (error) {
+      metrics.execute({ error });
+      throw error;
+    }
+    metrics.execute(outcome);
+    return c.json(outcome);
+  });
 
   app.get('/estate', allowTo('GET /estate'), async (c) => c.json(await cp.estate()));
   app.get('/wallets/:id/reconcile', allowTo('GET /wallets/{id}/reconcile'), async (c) => c.json(await cp.reconcile(param(c, 'id', WalletIdSchema))));

@@ -55,6 +55,10 @@ interface Op {
   ok: string | null;
   okType?: string;
   errors?: number[];
+  /** What an error status means on this route, where that differs from the shared wording. */
+  errorNotes?: Record<number, string>;
+  /** The body schema of an error status, where it is not ErrorBody. */
+  errorSchemas?: Record<number, string>;
   deprecated?: boolean;
   params?: { name: string; in: 'path' | 'query' | 'header'; schema: Record<string, unknown>; description?: string }[];
 }
@@ -75,6 +79,8 @@ const DELIVERY_ID = idParam('delivery', '^evt_[0-9]{16}$');
 /** Every endpoint of interface.md's control-plane table. */
 export const ROUTES: readonly Op[] = [
   { method: 'get', path: '/health', summary: 'Liveness and receipt-chain state', auth: false, ok: 'Object' },
+  { method: 'get', path: '/ready', summary: 'Readiness: 200 when the store takes writes, the receipt chain matches its anchor and the service is not stopping; else 503 naming the failing checks', auth: false, ok: 'Object', errors: [503], errorNotes: { 503: 'not ready: {ready: false, service, checks} with a detail on each failing check' }, errorSchemas: { 503: 'Object' } },
+  { method: 'get', path: '/metrics', summary: 'Prometheus metrics (text format 0.0.4); wants the bearer token VAULT_METRICS_TOKEN when that is set', auth: false, ok: null, okType: 'text/plain; version=0.0.4', errors: [401], errorNotes: { 401: 'VAULT_METRICS_TOKEN is set and the bearer token is missing or wrong (4100)' } },
   { method: 'post', path: '/session/unlock', summary: 'Unlock with the operator passphrase', auth: false, body: 'UnlockRequest', ok: 'SessionUnlockResult', errors: [400, 401, 503] },
   { method: 'post', path: '/session/lock', summary: 'End the session', auth: true, ok: 'Object' },
   { method: 'get', path: '/wallets', summary: 'Wallets with their policy digest', auth: true, ok: 'ObjectArray' },
@@ -158,7 +164,7 @@ export function openApiDocument(): Record<string, unknown> {
         : { description: 'OK', content: { 'application/json': { schema: { $ref: `#/components/schemas/${r.ok}` } } } },
     };
     const errs = new Set([...(r.errors ?? []), ...(r.auth ? [401, 403] : [])]);
-    for (const e of errs) responses[String(e)] = { description: errorStatuses[e] ?? 'error', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } } };
+    for (const e of errs) responses[String(e)] = { description: r.errorNotes?.[e] ?? errorStatuses[e] ?? 'error', content: { 'application/json': { schema: { $ref: `#/components/schemas/${r.errorSchemas?.[e] ?? 'ErrorBody'}` } } } };
     const op: Record<string, unknown> = {
       summary: r.summary,
       operationId: `${r.method}${r.path.replace(/[{}]/g, '').replace(/[/.-]+(\w)/g, (_m, c: string) => c.toUpperCase())}`,

@@ -194,6 +194,11 @@ export class ControlPlane {
     return this.#core.writer.head;
   }
 
+  /** True once close() has begun: GET /ready says 503 from then on. */
+  get closing(): boolean {
+    return this.#core.closed;
+  }
+
   get receiptCount(): number {
     return this.#core.writer.receiptCount;
   }

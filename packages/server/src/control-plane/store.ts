@@ -145,6 +145,7 @@ export class IntentStore {
   #committing = false;
   /** The first failed commit: every later write is refused (the receipt chain must not skip it). */
   #failed: unknown = null;
+  #closed = false;
 
   constructor(path: string, options: IntentStoreOptions = {}) {
     this.#seal = options.sealReceipt;
@@ -419,7 +420,14 @@ export class IntentStore {
     }
   }
 
+  /** Why this store takes no writes (a failed commit, or closed), or null while it does: GET /ready reads it. */
+  get fault(): string | null {
+    if (this.#closed) return 'closed';
+    return this.#failed === null ? null : 'an earlier commit failed; no further writes until a restart';
+  }
+
   async close(): Promise<void> {
+    this.#closed = true;
     await this.drain();
     await this.root.close();
   }

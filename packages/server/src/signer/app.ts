@@ -1,12 +1,13 @@
 /**
  * @module signer/app
  * The signer's HTTP routes on the shared edge (loopback Host check, error bodies, body limits):
- * GET /health (no auth), and GET /keys, POST /sign, POST /observe, GET /receipts, POST and GET
+ * GET /health, GET /ready and GET /metrics (no signer token; /metrics may want VAULT_METRICS_TOKEN), and GET /keys, POST /sign, POST /observe, GET /receipts, POST and GET
  * /restrictions behind `x-vault-signer-token`.
  */
 import { ObserveRequestSchema, RestrictionSetSchema, SessionError, SIGNER_TOKEN_HEADER, SignRequestSchema, ValidationError } from '@vault/sdk';
 import type { Hono, MiddlewareHandler } from 'hono';
 import { createServiceApp, readJson, secretMatches } from '../http/index.js';
+import { httpMetricFamilies, httpMetrics, MetricsRegistry, metricsHandler, readyResponse, type ReadyCheck } from '../http/metrics.js';
 import { applyRestrictions, describeRestrictions } from './restrictions.js';
 import { observeIntent } from './observe.js';
 import { describeKeys, verifyAndSign, type SignerDeps } from './sign.js';
@@ -21,6 +22,28 @@ export interface SignerAppDeps extends SignerDeps {
   token: string;
   /** Host names accepted besides loopback (only when deliberately bound elsewhere). */
   extraHosts?: readonly string[];
+  /** When set, GET /metrics wants it as a bearer token (VAULT_METRICS_TOKEN); absent, /metrics is open (loopback). */
+  metricsToken?: string;
+}
+
+/**
+ * GET /ready for a signer. Ready means it can sign:
+ * - `keys`: at least one key is unlocked (software keystore opened, or PKCS#11 session logged in);
+ * - `state`: the receipt journal is open and no write to it has failed (every signature is a
+ *   durable receipt first, so without it nothing is signed);
+ * - `chains`: at least one chain has both its driver and its signing module loaded.
+ * Ledgers are not checked: a ledger a sign request needs and cannot reach is that request's
+ * refusal (`ledger`), and one chain's outage must not take the signer out for every other chain.
+ */
+export function signerReadiness(deps: SignerDeps): ReadyCheck[] {
+  const unlocked = deps.keys.list().filter((k) => k.unlocked).length;
+  const fault = deps.state.fault;
+  const chains = deps.signers.chains().filter((ch) => deps.drivers.has(ch)).length;
+  return [
+    unlocked > 0 ? { name: 'keys', ok: true } : { name: 'keys', ok: false, detail: 'no key is unlocked' },
+    fault === null ? { name: 'state', ok: true } : { name: 'state', ok: false, detail: fault },
+    chains > 0 ? { name: 'chains', ok: true } : { name: 'chains', ok: false, detail: 'no chain has both a driver and a signing module' },
+  ];
 }
 
 function requireToken(token: string): MiddlewareHandler {
@@ -51,6 +74,12 @@ function parseLimit(raw: string | undefined): number {
 export function createSignerApp(deps: SignerAppDeps): Hono {
   const app = createServiceApp({ bodyLimit: SIGN_BODY_LIMIT, ...(deps.extraHosts ? { extraHosts: deps.extraHosts } : {}) });
   const auth = requireToken(deps.token);
+  const metrics = new MetricsRegistry();
+  app.use('*', httpMetrics(httpMetricFamilies(metrics)));
+  const signed = metrics.counter('vault_signer_signatures_total', 'Sign requests answered with a signature.');
+  // Reasons come from the SDK's closed list (REFUSAL_REASONS); the cap is a second fence.
+  const refusals = metrics.counter('vault_signer_refusals_total', 'Sign requests refused, by refusal reason.', ['reason'], { maxSeries: 64 });
+  metrics.collectGauge('vault_receipts', "Receipts in the signer's chain.", [], () => [[{}, deps.state.length]]);
 
   app.get('/health', (c) =>
     c.json({
@@ -63,6 +92,9 @@ export function createSignerApp(deps: SignerAppDeps): Hono {
       chains: deps.signers.chains().filter((ch) => deps.drivers.has(ch)),
     }),
   );
+
+  app.get('/ready', (c) => readyResponse(c, 'vault-signer', signerReadiness(deps)));
+  app.get('/metrics', metricsHandler(metrics, deps.metricsToken));
 
   app.get('/keys', auth, (c) => c.json({ backend: deps.keys.name, keys: describeKeys(deps) }));
 
@@ -79,6 +111,8 @@ export function createSignerApp(deps: SignerAppDeps): Hono {
   app.post('/sign', auth, async (c) => {
     const request = await readJson(c, SignRequestSchema, 'sign request', SIGN_BODY_LIMIT);
     const outcome = await verifyAndSign(request, deps);
+    if (outcome.ok) signed.inc();
+    else refusals.inc({ reason: outcome.refusal.refused.reason });
     return outcome.ok ? c.json(outcome.response, 200) : c.json(outcome.refusal, 403);
   });
 

@@ -31,6 +31,8 @@ export interface StartSignerOptions {
   passphrase: string;
   /** Default: VAULT_SIGNER_TOKEN, else a 0600 file `signer-token` in the state dir, created on first start. */
   token?: string;
+  /** Bearer token GET /metrics wants. Default: VAULT_METRICS_TOKEN; neither: /metrics is open (loopback). */
+  metricsToken?: string;
   now?: () => number;
   /** scrypt cost for a newly created receipt key. */
   kdf?: KdfParams;
@@ -99,6 +101,7 @@ export async function startSigner(options: StartSignerOptions): Promise<RunningS
   }
   try {
     const { token, file } = resolveToken(stateDir, options.token);
+    const metricsToken = options.metricsToken ?? (process.env['VAULT_METRICS_TOKEN'] || undefined);
     const app = createSignerApp({
       now: options.now ?? (() => Math.floor(Date.now() / 1000)),
       drivers,
@@ -107,6 +110,8 @@ export async function startSigner(options: StartSignerOptions): Promise<RunningS
       keys,
       state,
       token,
+      // GET /metrics is open on loopback unless a token is configured (argument, else VAULT_METRICS_TOKEN).
+      ...(metricsToken ? { metricsToken } : {}),
     });
     const server = await listen(app, { host: options.host ?? '127.0.0.1', port: options.port ?? 7333 });
     return {

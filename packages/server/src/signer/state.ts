@@ -395,6 +395,12 @@ export class SignerState {
     return this.#chain.records().slice(0, this.length);
   }
 
+  /** Why this state takes no writes (closed, or a journal write failed), or null while it does: GET /ready reads it. */
+  get fault(): string | null {
+    if (this.#closed) return 'closed';
+    return this.#failed ? 'a journal write failed; restart the signer' : null;
+  }
+
   close(): void {
     if (this.#closed) return;
     this.#closed = true;

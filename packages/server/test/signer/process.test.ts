@@ -160,6 +160,20 @@ describe('vault-signer as a process', () => {
     expect(existsSync(join(stateDir, 'signer.lock'))).toBe(false);
   }, 30_000);
 
+  it('serve: GET /ready is 200 and GET /metrics wants VAULT_METRICS_TOKEN from the environment', async () => {
+    const metricsToken = 'metrics-token-from-env-0123456789';
+    const { child, info } = await serve(['--keystore', keystore, '--trust', trustPath, '--state-dir', stateDir, '--port', '0', '--kdf-log2', '10'], { env: { ...ENV, VAULT_METRICS_TOKEN: metricsToken } });
+    const ready = await fetch(`${info.listening}/ready`);
+    expect(ready.status).toBe(200);
+    expect(((await ready.json()) as { ready: boolean }).ready).toBe(true);
+    expect((await fetch(`${info.listening}/metrics`)).status).toBe(401);
+    const m = await fetch(`${info.listening}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } });
+    expect(m.status).toBe(200);
+    expect(await m.text()).toMatch(/^vault_http_requests_total\{method="GET",route="\/ready",status="2xx"\} 1$/m);
+    process.kill(info.pid, 'SIGTERM');
+    expect(await exited(child)).toEqual({ code: 0, signal: null });
+  }, 30_000);
+
   it('kill -9 in the middle of a burst of /sign calls leaves a receipt chain that verifies; the signer starts again', async () => {
     const { child, info } = await serve(['--keystore', keystore, '--trust', trustPath, '--state-dir', stateDir, '--port', '0']);
     const token = readFileSync(join(stateDir, 'signer-token'), 'utf8').trim();
