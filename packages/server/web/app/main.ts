@@ -38,9 +38,14 @@ function show(title: string, ...body: Child[]): void {
 
 // ------------------------------------------------------------------ pairing
 
-/** The pairing code as the QR carries it (JSON `{url, code, challenge}`) or as printed (`code.challenge`). */
+/**
+ * The pairing code as the control plane's QR carries it (JSON `{url, code, challenge}`), as
+ * `npm start` prints it (`code.challenge`), or as its link (`…/app/#pair=code.challenge`).
+ */
 export function parsePairing(text: string): { code: string; challenge: string } {
-  const t = text.trim();
+  let t = text.trim();
+  const link = /#pair=([A-Za-z0-9_.-]+)$/.exec(t);
+  if (link) t = link[1]!;
   let code: unknown;
   let challenge: unknown;
   if (t.startsWith('{')) {
@@ -62,6 +67,13 @@ async function pairScreen(): Promise<void> {
   usePasskey.checked = await passkeysAvailable();
   const label = h('input', { type: 'text', id: 'label', value: 'my approver', maxlength: '128', autocomplete: 'off' });
   const pasted = h('textarea', { id: 'code', spellcheck: 'false', autocomplete: 'off', placeholder: 'the code npm start printed' });
+  // Opened from the pairing link: the code is in the fragment (never sent to the server); it is
+  // moved into the form and out of the address bar, and pairing waits for the person to confirm.
+  const fromLink = /^#pair=([A-Za-z0-9_.-]+)$/.exec(location.hash);
+  if (fromLink) {
+    pasted.value = fromLink[1]!;
+    history.replaceState(null, '', location.pathname);
+  }
   const video = h('video', { hidden: true, 'aria-label': 'camera' });
   let scanning: AbortController | null = null;
 
