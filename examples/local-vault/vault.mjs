@@ -444,7 +444,10 @@ export async function adoptApprover(v, device) {
   if (changed.size === 0) return [];
   for (const s of v.signers) {
     const trust = JSON.parse(readFileSync(s.trust, 'utf8'));
-    trust.approvers = [...trust.approvers.filter((a) => a.id !== device.id), { id: device.id, public_key: device.public_key, weight: 1 }];
+    // A passkey registered at pairing goes to the signers too (when the control plane's device
+    // record carries one), so they count its strong approvals as strong on their own check.
+    const passkey = device.passkey ? { passkey: { ...device.passkey, origins: [new URL(appUrlOf(v.cpUrl)).origin] } } : {};
+    trust.approvers = [...trust.approvers.filter((a) => a.id !== device.id), { id: device.id, public_key: device.public_key, weight: 1, ...passkey }];
     trust.wallets = trust.wallets.map((w) => (changed.has(w.descriptor.wallet) ? { ...w, policy_digest: changed.get(w.descriptor.wallet) } : w));
     writeFileSync(s.trust, JSON.stringify(trust, null, 2), { mode: 0o600 });
     await restartSigner(s);

@@ -256,12 +256,60 @@ describe('the approver app in Chromium', () => {
     const record = await op('GET', `/intent/${created.body.intentId}`);
     expect(record.body.approvals.map((a) => [a.approver_id, a.verdict, a.strong_auth])).toEqual([[deviceId, 'approve', false]]);
 
+    // And a rejection, from the keyboard too: the intent is closed, nothing is sent.
+    await tabTo(page, '#back');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => heading(page).textContent()).toBe('Nothing waiting for you');
+    const unwanted = await op('POST', '/intent', { wallet: 'ops-xrpl', destination: banner.xrplDest, amount: '55000000', memo: 'not this one' });
+    await expect.poll(() => heading(page).textContent(), { timeout: 15_000 }).toBe('1 waiting for you');
+    await tabTo(page, `button[data-intent="${unwanted.body.intentId}"]`);
+    await page.keyboard.press('Enter');
+    await expect.poll(() => heading(page).textContent()).toBe('Send 55 XRP');
+    await tabTo(page, '#reject');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => heading(page).textContent(), { timeout: 15_000 }).toBe('Rejected');
+    await capture(page, '6-rejected');
+    const rejected = await op('GET', `/intent/${unwanted.body.intentId}`);
+    expect(rejected.body.approvals.map((a) => [a.approver_id, a.verdict])).toEqual([[deviceId, 'reject']]);
+    expect(rejected.body).toMatchObject({ status: 'denied', rejectedBy: deviceId });
+    expect(await page.textContent('#result-status')).toBe('The intent is now denied.');
+    // An execute of it answers the denial and sends nothing.
+    const refused = await op('POST', `/intent/${unwanted.body.intentId}/execute`);
+    expect(refused.body.status).toBe('denied');
+    expect(refused.body.txHash).toBeUndefined();
+
     // Everything the page loaded or called is the control plane's own origin.
     const origin = new URL(banner.appUrl).origin;
     expect(requested.length).toBeGreaterThan(0);
     expect(requested.filter((u) => !u.startsWith(`${origin}/`))).toEqual([]);
     await context.close();
   }, 240_000);
+
+  it('attack: the printed code is used a second time (another browser): refused, nothing kept', async () => {
+    const { context, page } = await newAppPage();
+    await page.goto(banner.link);
+    await expect.poll(() => heading(page).textContent()).toBe('Pair this device');
+    await page.click('#pair-pasted');
+    await expect.poll(() => page.textContent('#notice'), { timeout: 15_000 }).toBe('Pairing failed: pairing code invalid, used or expired');
+    expect(await heading(page).textContent()).toBe('Pair this device');
+    expect(await page.isEnabled('#pair-pasted')).toBe(true);
+    // A code that is not one at all is refused in the page, before anything is sent.
+    await page.fill('#code', 'not-a-code');
+    await page.click('#pair-pasted');
+    await expect.poll(() => page.textContent('#notice')).toBe('Pairing failed: the pairing code is <code>.<challenge>');
+    const kept = await page.evaluate(
+      () =>
+        new Promise((res) => {
+          const r = indexedDB.open('vault-approver');
+          r.onsuccess = () => {
+            const q = r.result.transaction('device').objectStore('device').count();
+            q.onsuccess = () => res(q.result);
+          };
+        }),
+    );
+    expect(kept).toBe(0);
+    await context.close();
+  }, 60_000);
 
   it('a passkey registered at pairing signs each approval: the wire shapes, verified in Node', async () => {
     const op = await operator();

@@ -7,6 +7,7 @@
  */
 import { approvalMessage, formatUnits, type ApprovalStatement } from '@vault/sdk';
 import { ApiError, claim, fromHex, generateDeviceKey, loadDevice, saveDevice, Session, signBytes, type StoredDevice } from './device.js';
+import { parsePairing } from './pairing.js';
 import { assertPasskey, passkeysAvailable, registerPasskey } from './passkey.js';
 import { scanQr } from './scan.js';
 
@@ -37,30 +38,6 @@ function show(title: string, ...body: Child[]): void {
 }
 
 // ------------------------------------------------------------------ pairing
-
-/**
- * The pairing code as the control plane's QR carries it (JSON `{url, code, challenge}`), as
- * `npm start` prints it (`code.challenge`), or as its link (`…/app/#pair=code.challenge`).
- */
-export function parsePairing(text: string): { code: string; challenge: string } {
-  let t = text.trim();
-  const link = /#pair=([A-Za-z0-9_.-]+)$/.exec(t);
-  if (link) t = link[1]!;
-  let code: unknown;
-  let challenge: unknown;
-  if (t.startsWith('{')) {
-    try {
-      ({ code, challenge } = JSON.parse(t) as { code?: unknown; challenge?: unknown });
-    } catch {
-      throw new Error('the pairing code is not valid JSON');
-    }
-  } else {
-    [code, challenge] = t.split('.');
-  }
-  if (typeof code !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(code)) throw new Error('the pairing code is not one this vault printed');
-  if (typeof challenge !== 'string' || !/^[0-9a-f]{64}$/.test(challenge)) throw new Error('the pairing code has no challenge (paste all of it)');
-  return { code, challenge };
-}
 
 async function pairScreen(): Promise<void> {
   const usePasskey = h('input', { type: 'checkbox', id: 'use-passkey' });
