@@ -428,7 +428,7 @@ export async function yourApproverPairing(v) {
  */
 export async function adoptApprover(v, device) {
   const state = readStateFile(v.statePath);
-  const changed = new Map();
+  let edited = false;
   const policies = state.policies.map((p) => {
     let touched = false;
     const rules = p.rules.map((r) => {
@@ -436,25 +436,28 @@ export async function adoptApprover(v, device) {
       touched = true;
       return { ...r, approvers: [...r.approvers, { id: device.id, weight: 1 }] };
     });
-    if (!touched) return p;
-    const next = { ...p, version: p.version + 1, rules };
-    changed.set(p.wallet, policyDigest(next));
-    return next;
+    edited ||= touched;
+    return touched ? { ...p, version: p.version + 1, rules } : p;
   });
-  if (changed.size === 0) return [];
+  // Every step below can be repeated: a second call finishes what a failed first one began.
+  const digests = new Map(policies.filter((p) => p.rules.some((r) => r.rule === 'approval_threshold' && r.approvers.some((a) => a.id === device.id))).map((p) => [p.wallet, policyDigest(p)]));
+  if (digests.size === 0) return [];
+  // A passkey registered at pairing goes to the signers too (when the control plane's device
+  // record carries one), so they count its strong approvals as strong on their own check.
+  const passkey = device.passkey ? { passkey: { ...device.passkey, origins: [new URL(appUrlOf(v.cpUrl)).origin] } } : {};
   for (const s of v.signers) {
-    const trust = JSON.parse(readFileSync(s.trust, 'utf8'));
-    // A passkey registered at pairing goes to the signers too (when the control plane's device
-    // record carries one), so they count its strong approvals as strong on their own check.
-    const passkey = device.passkey ? { passkey: { ...device.passkey, origins: [new URL(appUrlOf(v.cpUrl)).origin] } } : {};
+    const before = readFileSync(s.trust, 'utf8');
+    const trust = JSON.parse(before);
     trust.approvers = [...trust.approvers.filter((a) => a.id !== device.id), { id: device.id, public_key: device.public_key, weight: 1, ...passkey }];
-    trust.wallets = trust.wallets.map((w) => (changed.has(w.descriptor.wallet) ? { ...w, policy_digest: changed.get(w.descriptor.wallet) } : w));
-    writeFileSync(s.trust, JSON.stringify(trust, null, 2), { mode: 0o600 });
+    trust.wallets = trust.wallets.map((w) => (digests.has(w.descriptor.wallet) ? { ...w, policy_digest: digests.get(w.descriptor.wallet) } : w));
+    const after = JSON.stringify(trust, null, 2);
+    if (after === before) continue;
+    writeFileSync(s.trust, after, { mode: 0o600 });
     await restartSigner(s);
   }
-  writeStateFile(v.statePath, { ...readStateFile(v.statePath), policies });
+  if (edited) writeStateFile(v.statePath, { ...readStateFile(v.statePath), policies });
   await v.cp.reload();
-  return [...changed.keys()];
+  return [...digests.keys()];
 }
 
 /** Stops a signer (not reported as an exit) and starts it again on the same port with the same files. */
@@ -495,7 +498,14 @@ export function watchYourApprovers(v, onAdopted = () => undefined) {
       for (const d of devices) {
         if (stopped || d.role !== 'approver' || d.revoked || adopted.has(d.id)) continue;
         adopted.add(d.id);
-        const wallets = await adoptApprover(v, d);
+        let wallets;
+        try {
+          wallets = await adoptApprover(v, d);
+        } catch (e) {
+          // Tried again at the next poll (each step of adoptApprover can be repeated).
+          adopted.delete(d.id);
+          throw e;
+        }
         say(`\nyour approver ${d.id} ("${d.label}") is paired: ${wallets.length ? `${wallets.join(', ')} now count it (policy version +1; signers restarted with it in their trust files)` : 'no policy has an approval threshold for it'}`);
         onAdopted(d, wallets);
       }

@@ -53,3 +53,19 @@ describe('GET /app/', () => {
     }
   });
 });
+
+describe('GET /intent/{id}/protect: the destination as an approver needs it', () => {
+  it('names a destination the state knows (a member of a wallet) and says when it is the first payment to it', async () => {
+    const wallet = h.state.wallets[0]!;
+    const member = wallet.control.kind === 'native_multisig' ? wallet.control.signers[0]! : wallet.control.owners[0]!;
+    const toMember = await h.client.createIntent({ wallet: wallet.wallet, destination: member.address, amount: '5' });
+    expect((await raw(h, 'GET', `/intent/${toMember.intentId}/protect`)).body.destination).toEqual({ address: member.address, label: `${member.label} (a signer of ${wallet.wallet})`, first_payment: true });
+    const stranger = h.dest();
+    const toStranger = await h.client.createIntent({ wallet: wallet.wallet, destination: stranger, amount: '5' });
+    expect((await raw(h, 'GET', `/intent/${toStranger.intentId}/protect`)).body.destination).toEqual({ address: stranger, label: null, first_payment: true });
+    // Paid once (confirmed), it is known: no first-payment warning for the next one.
+    expect((await h.client.execute(toStranger.intentId)).status).toBe('confirmed');
+    const again = await h.client.createIntent({ wallet: wallet.wallet, destination: stranger, amount: '6' });
+    expect((await raw(h, 'GET', `/intent/${again.intentId}/protect`)).body.destination.first_payment).toBe(false);
+  });
+});
