@@ -443,8 +443,9 @@ export async function adoptApprover(v, device) {
   const digests = new Map(policies.filter((p) => p.rules.some((r) => r.rule === 'approval_threshold' && r.approvers.some((a) => a.id === device.id))).map((p) => [p.wallet, policyDigest(p)]));
   if (digests.size === 0) return [];
   // A passkey registered at pairing goes to the signers too (when the control plane's device
-  // record carries one), so they count its strong approvals as strong on their own check.
-  const passkey = device.passkey ? { passkey: { ...device.passkey, origins: [new URL(appUrlOf(v.cpUrl)).origin] } } : {};
+  // record in state.json carries one), so they count its strong approvals as strong on their own check.
+  const registered = state.devices.find((d) => d.id === device.id)?.passkey;
+  const passkey = registered ? { passkey: { ...registered, origins: [new URL(appUrlOf(v.cpUrl)).origin] } } : {};
   for (const s of v.signers) {
     const before = readFileSync(s.trust, 'utf8');
     const trust = JSON.parse(before);
