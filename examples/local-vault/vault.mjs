@@ -36,6 +36,7 @@ import {
   signApproval,
   signEd25519,
   fromHex,
+  policyDigest,
   toHex,
   verifyReceiptChain,
 } from '@vault/sdk';
@@ -46,7 +47,7 @@ import { createSigner as createStellarSigner } from '@vault/driver-stellar';
 import { readStateFile, writeStateFile } from '@vault/server/control-plane';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, createWriteStream, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, createWriteStream, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -57,6 +58,8 @@ import { initSoftToken } from '../../scripts/softhsm.mjs';
 const require = createRequire(import.meta.url);
 const pkgDir = (name) => dirname(require.resolve(`${name}/package.json`));
 const SERVER = pkgDir('@vault/server');
+// The server's own QR encoder (a dependency of @vault/server), for the terminal pairing code.
+const QRCode = createRequire(join(SERVER, 'package.json'))('qrcode');
 const CLI = {
   // The published bin: it sizes libuv's thread pool before running dist/signer/cli.js.
   signer: join(SERVER, 'bin/vault-signer.cjs'),
@@ -393,7 +396,134 @@ export async function setUp({ dir: where, port = '7331', kdfLog2 = '15', hsm = f
   const claimed = await cp.pairClaim({ code: code.code, public_key: device.publicKeyHex, signature: toHex(signEd25519(fromHex(code.challenge, 'challenge', 32), device.secretKey)), label: 'demo approver device' });
   if (claimed.device?.id !== deviceId) throw new Error(`paired device id ${claimed.device?.id} is not the expected ${deviceId}`);
 
-  return { dir, logDir, xrpl, stellar, evm, drivers, signers, device, deviceId, cp, cpUrl, cpChild, cpDir, cpEnv, operatorPassphrase, addressOf, token, examples };
+  return { dir, logDir, xrpl, stellar, evm, drivers, signers, device, deviceId, cp, cpUrl, cpChild, cpDir, cpEnv, operatorPassphrase, addressOf, token, examples, statePath };
+}
+
+// ------------------------------------------------------------------ your approver (the browser app)
+
+/**
+ * The approver app's address. `localhost`, not 127.0.0.1: browsers make keys and passkeys only on
+ * a secure origin, which http://localhost is and an IP address is not for passkeys (WebAuthn
+ * refuses IP-address relying parties).
+ */
+export const appUrlOf = (cpUrl) => `http://localhost:${new URL(cpUrl).port}/app/`;
+
+/**
+ * A pairing code for the user's own approver, as the banner shows it: the app's URL with the code
+ * in its fragment (a phone's camera opens the app with it; a fragment never reaches a server log),
+ * the same as a QR for the terminal, and the code alone (`<code>.<challenge>`) to paste.
+ */
+export async function yourApproverPairing(v) {
+  const p = await v.cp.pairCreate({ role: 'approver', label: 'your approver' });
+  const code = `${p.code}.${p.challenge}`;
+  const url = `${appUrlOf(v.cpUrl)}#pair=${code}`;
+  const qr = await QRCode.toString(url, { type: 'terminal', small: true, errorCorrectionLevel: 'M' });
+  return { code, url, qr, expires_at: p.expires_at };
+}
+
+/**
+ * Makes the demo policies count an approver the user paired from the browser. The demo policies
+ * name the demo device, and a signer counts an approval only from an approver its trust file lists
+ * (with the key) under a policy whose digest it pins, so a new approver is a policy change, done
+ * the way an operator would: each approval_threshold gains the device (weight 1) in a new policy
+ * version; each signer's trust file gains the approver and the new digests, and the signer is
+ * restarted on its port (a signer reads its trust file at start); then the control plane reloads
+ * state.json. Signers first: until the reload they refuse only the old digest, for a moment.
+ */
+export async function adoptApprover(v, device) {
+  const state = readStateFile(v.statePath);
+  let edited = false;
+  const policies = state.policies.map((p) => {
+    let touched = false;
+    const rules = p.rules.map((r) => {
+      if (r.rule !== 'approval_threshold' || r.approvers.some((a) => a.id === device.id)) return r;
+      touched = true;
+      return { ...r, approvers: [...r.approvers, { id: device.id, weight: 1 }] };
+    });
+    edited ||= touched;
+    return touched ? { ...p, version: p.version + 1, rules } : p;
+  });
+  // Every step below can be repeated: a second call finishes what a failed first one began.
+  const digests = new Map(policies.filter((p) => p.rules.some((r) => r.rule === 'approval_threshold' && r.approvers.some((a) => a.id === device.id))).map((p) => [p.wallet, policyDigest(p)]));
+  if (digests.size === 0) return [];
+  // A passkey registered at pairing goes to the signers too (when the control plane's device
+  // record in state.json carries one), so they count its strong approvals as strong on their own check.
+  const registered = state.devices.find((d) => d.id === device.id)?.passkey;
+  const passkey = registered ? { passkey: { ...registered, origins: [new URL(appUrlOf(v.cpUrl)).origin] } } : {};
+  for (const s of v.signers) {
+    const before = readFileSync(s.trust, 'utf8');
+    const trust = JSON.parse(before);
+    trust.approvers = [...trust.approvers.filter((a) => a.id !== device.id), { id: device.id, public_key: device.public_key, weight: 1, ...passkey }];
+    trust.wallets = trust.wallets.map((w) => (digests.has(w.descriptor.wallet) ? { ...w, policy_digest: digests.get(w.descriptor.wallet) } : w));
+    const after = JSON.stringify(trust, null, 2);
+    if (after === before) continue;
+    writeFileSync(s.trust, after, { mode: 0o600 });
+    await restartSigner(s);
+  }
+  if (edited) writeStateFile(v.statePath, { ...readStateFile(v.statePath), policies });
+  await v.cp.reload();
+  return [...digests.keys()];
+}
+
+/** Stops a signer (not reported as an exit) and starts it again on the same port with the same files. */
+async function stopSigner(s, signal = 'SIGTERM') {
+  const child = children.find((x) => x.spawnargs.includes(s.trust) && x.exitCode === null && x.signalCode === null);
+  if (!child) return;
+  expectExit(child);
+  const gone = new Promise((r) => child.once('exit', r));
+  child.kill(signal);
+  await gone;
+}
+async function startSigner(s) {
+  const { line } = await start(`signer ${s.name}`, CLI.signer, ['serve', ...s.keyArgs, '--trust', s.trust, '--state-dir', join(s.home, 'state'), '--port', new URL(s.url).port], s.env, (j) => typeof j.listening === 'string');
+  s.url = line.listening;
+}
+async function restartSigner(s) {
+  await stopSigner(s);
+  await startSigner(s);
+}
+
+/**
+ * Watches for approvers the user pairs (any approver device besides the demo one) and adopts each
+ * (adoptApprover), printing what changed. Polls GET /devices: a pairing is rare and a second's
+ * delay is nothing next to a person scanning a code. Resolves `stop` to end it.
+ */
+export function watchYourApprovers(v, onAdopted = () => undefined) {
+  const adopted = new Set([v.deviceId]);
+  let stopped = false;
+  let timer;
+  const tick = async () => {
+    try {
+      const { devices } = await v.cp.devices().catch(async (e) => {
+        // The operator session lapsed (idle): unlock again.
+        if (e?.name !== 'SessionError') throw e;
+        await v.cp.unlock(v.operatorPassphrase);
+        return v.cp.devices();
+      });
+      for (const d of devices) {
+        if (stopped || d.role !== 'approver' || d.revoked || adopted.has(d.id)) continue;
+        adopted.add(d.id);
+        let wallets;
+        try {
+          wallets = await adoptApprover(v, d);
+        } catch (e) {
+          // Tried again at the next poll (each step of adoptApprover can be repeated).
+          adopted.delete(d.id);
+          throw e;
+        }
+        say(`\nyour approver ${d.id} ("${d.label}") is paired: ${wallets.length ? `${wallets.join(', ')} now count it (policy version +1; signers restarted with it in their trust files)` : 'no policy has an approval threshold for it'}`);
+        onAdopted(d, wallets);
+      }
+    } catch (e) {
+      process.stderr.write(`vault: watching for your approver: ${e?.message ?? e}\n`);
+    }
+    if (!stopped) timer = setTimeout(tick, 1000);
+  };
+  timer = setTimeout(tick, 0);
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
 }
 
 // ------------------------------------------------------------------ walkthrough
@@ -496,18 +626,7 @@ async function walkthrough(v) {
       return cp.execute(id);
     }
   };
-  const killSigner = async (s, signal) => {
-    const child = children.find((x) => x.spawnargs.includes(s.trust) && x.exitCode === null && x.signalCode === null);
-    if (!child) return;
-    expectExit(child);
-    const gone = new Promise((r) => child.once('exit', r));
-    child.kill(signal);
-    await gone;
-  };
-  const restartSigner = async (s) => {
-    const { line } = await start(`signer ${s.name}`, CLI.signer, ['serve', ...s.keyArgs, '--trust', s.trust, '--state-dir', join(s.home, 'state'), '--port', new URL(s.url).port], s.env, (j) => typeof j.listening === 'string');
-    s.url = line.listening;
-  };
+  const killSigner = (s, signal) => stopSigner(s, signal);
 
   await step('A signer is stopped: two of three are down, the intent waits for signatures', async () => {
     const [, b, c] = v.signers;
@@ -516,7 +635,7 @@ async function walkthrough(v) {
     const out = await cp.execute(created.intentId);
     show('outcome', { status: out.status, weight: out.weight, quorum: out.quorum, signers: out.signers?.map((s) => `${s.signer}: ${s.ok ? 'signed' : s.detail}`) });
     expectThat(out.status === 'awaiting_signatures' && out.weight === 1 && out.quorum === 2, 'awaiting_signatures: weight 1 of quorum 2, each signer outcome recorded');
-    for (const s of [b, c]) await restartSigner(s);
+    for (const s of [b, c]) await startSigner(s);
     const again = await executeAgain(created.intentId);
     show('after restarting them', { status: again.status, txHash: again.txHash });
     expectThat(again.status === 'confirmed', 'the same intent confirms once the signers are back');
@@ -537,8 +656,8 @@ async function walkthrough(v) {
     const first = await inFlight;
     show('execute while B died', { status: first.status, weight: first.weight, signers: first.signers?.map((x) => `${x.signer}: ${x.ok ? 'signed' : x.detail}`) });
     expectThat(first.status === 'awaiting_signatures' || first.status === 'confirmed', `first execute ended ${first.status} (no 500, nothing half-done)`);
-    await restartSigner(b);
-    await restartSigner(c);
+    await startSigner(b);
+    await startSigner(c);
     const done = await executeAgain(created.intentId);
     show('after the restart', { status: done.status, txHash: done.txHash });
     expectThat(done.status === 'confirmed', 'the intent is confirmed after the restart');
@@ -636,6 +755,30 @@ function tryIt(v) {
   ].join('\n');
 }
 
+/**
+ * Prints the pairing code for the user's own approver (QR, link and code). A code lives 5 minutes
+ * (single use); on a terminal, Enter prints a fresh one.
+ */
+async function offerPairing(v) {
+  const show = async () => {
+    const p = await yourApproverPairing(v);
+    say(`
+Your approver: open the app in a browser on this machine (the vault listens on 127.0.0.1 only),
+  ${appUrlOf(v.cpUrl)}
+and scan this code with its camera, or paste the code below (it expires ${new Date(p.expires_at * 1000).toLocaleTimeString()}, single use):
+${p.qr}
+  pairing code  ${p.code}
+  or open       ${p.url}
+Once paired, the demo policies count it: an XRPL transfer above 50 XRP, or an EVM one above 2 ETH
+or by an agent, waits for your approval in the app.${process.stdin.isTTY ? '\nEnter prints a fresh code.' : ''}`);
+  };
+  await show();
+  if (process.stdin.isTTY) {
+    process.stdin.on('data', () => void show().catch((e) => process.stderr.write(`vault: a new pairing code: ${e?.message ?? e}\n`)));
+    process.stdin.unref?.();
+  }
+}
+
 async function main() {
   const { values: args } = parseArgs({
     options: {
@@ -670,7 +813,7 @@ The local vault is up.
   control plane   ${v.cpUrl}   (operator passphrase: ${v.operatorPassphrase})
   signers         ${v.signers.map((s) => `${s.url}${s.backend === 'pkcs11' ? ' (keys in SoftHSM2)' : ''}`).join('  ')}
   wallets         ${Object.entries(v.addressOf).map(([w, a]) => `${w} ${a}`).join('\n                  ')}
-  approver device ${v.deviceId} (key in memory of this process)
+  demo approver   ${v.deviceId} (key in memory of this process; the walkthrough's)
   files           ${v.dir}
   logs            ${children.filter((c) => c.vaultLog).map((c) => `${basename(c.vaultLog)} (pid ${c.pid})`).join('  ')}
                   in ${v.logDir}; a process that exits is reported here
@@ -682,6 +825,8 @@ ${tryIt(v)}`);
       await walkthrough(v);
       say(`\nwalkthrough: all ${stepNo} steps behaved as described`);
     } else {
+      await offerPairing(v);
+      watchYourApprovers(v);
       say('\nCtrl-C stops every process.');
       await new Promise(() => undefined);
     }

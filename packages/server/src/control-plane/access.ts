@@ -63,6 +63,7 @@ export const ACCESS = {
   'POST /intent/{id}/execute': OPERATE,
   'GET /events': READERS,
   'GET /events/stream': READERS,
+  'GET /device/events/stream': ['device:viewer', 'device:approver', 'device:initiator'],
   'GET /estate': READERS,
   'GET /wallets/{id}/reconcile': READERS,
   'GET /ledger/verify': READERS,

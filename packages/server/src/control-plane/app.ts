@@ -20,6 +20,7 @@ import {
   type EventFilter,
   type ExecuteOutcome,
   type IntentRequest,
+  type VaultEvent,
 } from '@vault/sdk';
 import type { Context } from 'hono';
 import type { Hono } from 'hono';
@@ -48,6 +49,7 @@ import {
 } from './openapi.js';
 import { publicIntent, type ControlPlane } from './service.js';
 import { WebhookIdSchema } from './webhooks/config.js';
+import { defaultWebRoot, serveWebApp } from './web.js';
 
 export const INTENT_BODY_LIMIT = 320 * 1024;
 export const SMALL_BODY_LIMIT = 16 * 1024;
@@ -127,6 +129,8 @@ export interface ControlPlaneAppOptions {
   accessLog?: boolean;
   /** When set, GET /metrics wants it as a bearer token (VAULT_METRICS_TOKEN); absent, /metrics is open (loopback). */
   metricsToken?: string;
+  /** Where the built browser apps are (`dist/web/`); default: found beside this module. */
+  webRoot?: string | null;
 }
 
 export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneAppOptions = {}): Hono {
@@ -157,6 +161,8 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
   app.get('/openapi.json', (c) => c.json(openApiDocument()));
   app.get('/ready', (c) => readyResponse(c, 'vault-control-plane', controlPlaneReadiness(cp)));
   app.get('/metrics', metricsHandler(metrics.registry, options.metricsToken));
+  // The approver app (web/app/): static files, no session; it signs in as its device.
+  serveWebApp(app, 'app', options.webRoot === undefined ? defaultWebRoot() : options.webRoot);
 
   app.post('/session/unlock', async (c) => {
     const body = await readJson(c, UnlockRequestSchema, 'unlock', SMALL_BODY_LIMIT);
@@ -295,7 +301,8 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
     return c.json({ events: page.events, next: eventId(page.next), has_more: page.next < cp.store.lastEventSeq });
   });
 
-  app.get('/events/stream', allowTo('GET /events/stream'), (c) => {
+  /** An SSE stream of the event log for this request's session; `visible` narrows it (a device's scope). */
+  const streamEvents = (c: Context, visible?: (e: VaultEvent) => boolean) => {
     const query = eventQuery(c);
     // A reconnecting client resumes after the last event it saw, whatever its URL says.
     const last = c.req.header('last-event-id');
@@ -306,6 +313,7 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
     const body = eventStream(cp.store, {
       after,
       filter: query.filter,
+      ...(visible ? { visible } : {}),
       ...cp.eventStreamOptions,
       writeBacklog: () => env?.outgoing?.writableLength ?? 0,
       // The stream lives as long as its session: locked or expired, it ends.
@@ -319,6 +327,13 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
       onClose: release,
     });
     return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' } });
+  };
+  app.get('/events/stream', allowTo('GET /events/stream'), (c) => streamEvents(c));
+  // A device's own stream: filtered here, on the server, to what that device may read.
+  app.get('/device/events/stream', allowTo('GET /device/events/stream'), (c) => {
+    const who = principalOf(c);
+    if (who.kind !== 'device') throw forbidden('GET /device/events/stream is a device route');
+    return streamEvents(c, (e) => cp.deviceMaySee(who, e));
   });
 
   app.post('/admin/reload', allowTo('POST /admin/reload'), async (c) => c.json(await cp.reload()));

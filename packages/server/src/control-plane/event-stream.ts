@@ -31,6 +31,11 @@ export interface EventStreamOptions {
   /** The seq to start after (0: from the first event). */
   after: number;
   filter?: EventFilter;
+  /**
+   * Whether this consumer may see an event, beyond `filter` (a device's scope): checked on every
+   * event, replayed or live, so nothing reaches a consumer the predicate refuses.
+   */
+  visible?: (e: VaultEvent) => boolean;
   heartbeatMs: number;
   maxBufferBytes: number;
   /** Bytes written to the socket that it has not sent yet (its write buffer), when known. */
@@ -50,6 +55,7 @@ export function sseFrame(e: VaultEvent): string {
 
 export function eventStream(log: EventLog, opts: EventStreamOptions): ReadableStream<Uint8Array> {
   const enc = new TextEncoder();
+  const shown = (e: VaultEvent) => opts.visible === undefined || opts.visible(e);
   let cursor = opts.after;
   let live = false;
   let closed = false;
@@ -89,7 +95,7 @@ export function eventStream(log: EventLog, opts: EventStreamOptions): ReadableSt
           for (const e of events) {
             if (e.seq <= cursor) continue;
             cursor = e.seq;
-            if (matchesEventFilter(e, opts.filter)) out += sseFrame(e);
+            if (matchesEventFilter(e, opts.filter) && shown(e)) out += sseFrame(e);
           }
           if (out) push(out);
         });
@@ -117,7 +123,7 @@ export function eventStream(log: EventLog, opts: EventStreamOptions): ReadableSt
               }
               cursor = page.next;
               let out = '';
-              for (const e of page.events) out += sseFrame(e);
+              for (const e of page.events) if (shown(e)) out += sseFrame(e);
               if (out) controller.enqueue(enc.encode(out));
               // Replay goes at the consumer's pace: wait until it has read what is queued (and let
               // other work run between pages).

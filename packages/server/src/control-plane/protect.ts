@@ -65,8 +65,12 @@ export class Protections {
     return runIntentGuards({ intent: record.intent, wallet, protect, driver, registry: this.#core.state.assets });
   }
 
-  /** GET /intent/{id}/protect: the guards on live chain inputs, without executing. */
-  async protect(id: string): Promise<{ intentId: string; blocked: boolean; findings: Finding[] }> {
+  /**
+   * GET /intent/{id}/protect: the guards on live chain inputs, without executing; and the
+   * destination as an approver needs it (its label when it is one of ours, whether this wallet
+   * has ever paid it: the same known set the address_poisoning guard reads).
+   */
+  async protect(id: string): Promise<{ intentId: string; blocked: boolean; findings: Finding[]; destination: DestinationView }> {
     const record = this.#core.writer.get(id);
     const wallet = this.#core.wallet(record.intent.wallet);
     const driver = this.#core.driverFor(wallet);
@@ -77,8 +81,32 @@ export class Protections {
       throw new InternalError('protections: the ledger could not be read', { cause: e, data: { stage: 'protections', reason: 'ledger_unreachable' } });
     }
     const report = this.guards(record, wallet, driver, protect);
-    return { intentId: id, blocked: report.blocked, findings: report.findings };
+    const address = record.intent.destination;
+    const destination = { address, label: this.destinationLabel(address), first_payment: !protect.known_destinations.some((k) => sameAddress(k, address)) };
+    return { intentId: id, blocked: report.blocked, findings: report.findings, destination };
   }
+
+  /** A name the state file gives `address`: one of its wallets, or a member of one (its label). */
+  destinationLabel(address: string): string | null {
+    for (const w of this.#core.state.wallets) {
+      const c = w.control;
+      if (sameAddress(c.kind === 'native_multisig' ? c.address : c.safe, address)) return `wallet ${w.wallet}`;
+    }
+    for (const w of this.#core.state.wallets) {
+      const c = w.control;
+      const member = (c.kind === 'native_multisig' ? c.signers : c.owners).find((m) => sameAddress(m.address, address));
+      if (member) return `${member.label} (a signer of ${w.wallet})`;
+    }
+    return null;
+  }
+}
+
+/** The destination of an intent as GET /intent/{id}/protect shows it to an approver. */
+export interface DestinationView {
+  address: string;
+  label: string | null;
+  /** No confirmed payment from this wallet, nor the state's known_destinations, names it. */
+  first_payment: boolean;
 }
 
 /**

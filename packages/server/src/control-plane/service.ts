@@ -347,7 +347,7 @@ export class ControlPlane {
   // ---------------------------------------------------------------- protections and execute (protect.ts, execute.ts)
 
   /** GET /intent/{id}/protect: the guards on live chain inputs, without executing. */
-  protect(id: string): Promise<{ intentId: string; blocked: boolean; findings: Finding[] }> {
+  protect(id: string): ReturnType<Protections['protect']> {
     return this.#protections.protect(id);
   }
 
@@ -426,17 +426,39 @@ export class ControlPlane {
    * an API key the intents of its binding in its wallets.
    */
   assertCanSee(principal: Principal, record: IntentRecord): void {
+    const refusal = this.#cannotSee(principal, record);
+    if (refusal !== null) throw forbidden(refusal);
+  }
+
+  /** Why `principal` may not read `record`, or null when it may (assertCanSee's one rule). */
+  #cannotSee(principal: Principal, record: IntentRecord): string | null {
     if (principal.kind === 'apikey') {
-      if (record.intent.initiator === principal.bound_to && (principal.wallets === null || principal.wallets.includes(record.intent.wallet))) return;
-      throw forbidden(`intent ${record.intentId} was not created as ${principal.bound_to} in this key's wallets`);
+      if (record.intent.initiator === principal.bound_to && (principal.wallets === null || principal.wallets.includes(record.intent.wallet))) return null;
+      return `intent ${record.intentId} was not created as ${principal.bound_to} in this key's wallets`;
     }
-    if (principal.kind === 'operator' || principal.role === 'viewer') return;
+    if (principal.kind === 'operator' || principal.role === 'viewer') return null;
     if (principal.role === 'approver') {
-      if (rulesCountingApprover(this.#core.policy(record.intent.wallet), principal.id).length > 0) return;
-      throw forbidden(`wallet ${record.intent.wallet}'s policy does not count ${principal.id}`);
+      if (rulesCountingApprover(this.#core.policy(record.intent.wallet), principal.id).length > 0) return null;
+      return `wallet ${record.intent.wallet}'s policy does not count ${principal.id}`;
     }
-    if (record.intent.initiator === `device:${principal.id}`) return;
-    throw forbidden(`intent ${record.intentId} was not created by device:${principal.id}`);
+    if (record.intent.initiator === `device:${principal.id}`) return null;
+    return `intent ${record.intentId} was not created by device:${principal.id}`;
+  }
+
+  /**
+   * GET /device/events/stream: whether a device may see `event`. A viewer sees every event; an
+   * approver or initiator the events of intents it may read (assertCanSee's rule, at the time the
+   * event is sent) and its own device events; anything else (state reloads, webhooks, other
+   * devices) is not for it.
+   */
+  deviceMaySee(principal: Extract<Principal, { kind: 'device' }>, event: VaultEvent): boolean {
+    if (principal.role === 'viewer') return true;
+    const { intent, device } = event.subject;
+    if (intent !== undefined) {
+      const record = this.#core.writer.find(intent);
+      return record !== undefined && this.#cannotSee(principal, record) === null;
+    }
+    return device === principal.id;
   }
 
   /**

@@ -161,7 +161,7 @@ describe('the access table, cell by cell', () => {
         const { method, path } = concrete(route);
         const body = method === 'POST' ? JSON.stringify(bodies[route] ?? {}) : undefined;
         // The event stream never ends: look at its status and headers only.
-        const r = path === '/events/stream' ? await streamStatus(t, path, token) : await raw(t, method, path, { token, ...(body !== undefined ? { body } : {}) });
+        const r = path.endsWith('/events/stream') ? await streamStatus(t, path, token) : await raw(t, method, path, { token, ...(body !== undefined ? { body } : {}) });
         const isForbidden = r.status === 403 && r.body?.error?.data?.reason === 'forbidden';
         expect(isForbidden, `${route} as ${role}: ${r.status} ${r.text.slice(0, 200)}`).toBe(!allowed(route, role));
         if (allowed(route, role)) expect(r.status, r.text.slice(0, 200)).not.toBe(401);
@@ -251,6 +251,71 @@ describe('devices act as themselves', () => {
     const first = await pair();
     expect(first).toMatchObject({ paired: true, counted_by: [] });
     expect(first.note).toContain(`no wallet's policy counts ${first.device.id}`);
+  });
+});
+
+/** Reads an SSE stream's events until `until(event)` holds; returns them with the stream still open. */
+async function readEvents(h: Harness, token: string, until: (e: { type: string; subject: Record<string, string> }) => boolean) {
+  const ac = new AbortController();
+  const res = await fetch(`${h.url}/device/events/stream`, { headers: { authorization: `Bearer ${token}` }, signal: ac.signal });
+  expect(res.status).toBe(200);
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  const events: { type: string; subject: Record<string, string> }[] = [];
+  let buf = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buf += value;
+    let i: number;
+    while ((i = buf.indexOf('\n\n')) >= 0) {
+      const data = buf.slice(0, i).split('\n').find((l) => l.startsWith('data: '));
+      buf = buf.slice(i + 2);
+      if (!data) continue;
+      const e = JSON.parse(data.slice(6));
+      events.push(e);
+      if (until(e)) {
+        ac.abort();
+        return events;
+      }
+    }
+  }
+  return events;
+}
+
+describe('GET /device/events/stream', () => {
+  it("attack: a device reads events of intents it may not see (another wallet's approver, another initiator, another device's pairing)", async () => {
+    h = await harness();
+    const pending = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '500' });
+    const ian = (await signIn(h, IAN)).token!;
+    const own = await post(h, '/intent', { wallet: 'ops', destination: h.dest(), amount: '5' }, ian);
+    // A fresh approver no rule counts: its own pairing is the one event it may see.
+    const p = await h.client.pairCreate({ role: 'approver', label: 'new phone' });
+    const k = generateEd25519KeyPair();
+    const claimed = await post(h, '/pair/claim', { code: p.code, public_key: k.publicKeyHex, signature: Buffer.from(signEd25519(Buffer.from(p.challenge, 'hex'), k.secretKey)).toString('hex'), label: 'new phone' });
+    const fresh: Dev = { id: claimed.body.device.id, role: 'approver', secretKey: k.secretKey, publicKeyHex: k.publicKeyHex };
+    const last = await post(h, '/intent', { wallet: 'ops', destination: h.dest(), amount: '6' }, ian);
+    const isLast = (e: { subject: Record<string, string> }) => e.subject['intent'] === last.body.intentId;
+    const intentsOf = (events: { subject: Record<string, string> }[]) => [...new Set(events.map((e) => e.subject['intent'] ?? `device:${e.subject['device']}`))];
+
+    const alice = await readEvents(h, (await signIn(h, ALICE)).token!, isLast);
+    expect(intentsOf(alice)).toEqual([pending.intentId, own.body.intentId, last.body.intentId]);
+    const ians = await readEvents(h, ian, isLast);
+    expect(intentsOf(ians)).toEqual([own.body.intentId, last.body.intentId]);
+    const vera = await readEvents(h, (await signIn(h, VERA)).token!, isLast);
+    expect(intentsOf(vera)).toEqual([pending.intentId, own.body.intentId, `device:${fresh.id}`, last.body.intentId]);
+    const mine = await readEvents(h, (await signIn(h, fresh)).token!, (e) => e.type === 'device.paired');
+    expect(mine.map((e) => [e.type, e.subject['device']])).toEqual([['device.paired', fresh.id]]);
+    // The server's filter over the whole log, not only what the stream had sent by then.
+    const log = h.running.cp.store.eventsPage(0, 1000).events;
+    expect(log.filter((e) => h!.running.cp.deviceMaySee({ kind: 'device', id: fresh.id, role: 'approver' }, e)).map((e) => e.type)).toEqual(['device.paired']);
+    expect(log.filter((e) => h!.running.cp.deviceMaySee({ kind: 'device', id: 'bob', role: 'approver' }, e))).toEqual([]);
+  });
+
+  it('is for devices: the operator is sent to GET /events/stream', async () => {
+    h = await harness();
+    const r = await raw(h, 'GET', '/device/events/stream');
+    expect(r.status).toBe(403);
+    expect(r.body.error.data.reason).toBe('forbidden');
   });
 });
 
