@@ -264,6 +264,9 @@ function staleReason(p, rebuilt) {
   if (missing) return `${relative(p.dir, missing)} is missing`;
   const inputs = [
     join(p.dir, 'src'),
+    // Browser front ends and the scripts that build them (the server's web/, scripts/build-web.mjs).
+    join(p.dir, 'web'),
+    join(p.dir, 'scripts'),
     join(p.dir, 'package.json'),
     join(p.dir, 'tsconfig.json'),
     ...readdirSync(p.dir).filter((f) => /^tsup\.config\.[cm]?[jt]s$/.test(f)).map((f) => join(p.dir, f)),
@@ -275,7 +278,7 @@ function staleReason(p, rebuilt) {
 
 /**
  * Builds the workspace. Outside CI only what changed since the last successful build: a package
- * whose inputs (src/, package.json, tsconfig, tsup config, the shared build config, the lockfile)
+ * whose inputs (src/, web/, scripts/, package.json, tsconfig, tsup config, the shared build config, the lockfile)
  * are all older than its last build, and none of whose workspace dependencies is rebuilt, is
  * skipped. CI=true builds everything fresh.
  */

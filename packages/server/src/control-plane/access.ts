@@ -48,6 +48,7 @@ export const ACCESS = {
   'GET /wallets/{id}/reconcile': READERS,
   'GET /ledger/verify': READERS,
   'GET /ledger/recent': READERS,
+  'GET /intent/{id}/receipts': READERS,
   'POST /admin/reload': ADMIN,
   'POST /snapshot': ADMIN,
   'GET /recovery/status': READERS,

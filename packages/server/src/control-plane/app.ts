@@ -26,6 +26,7 @@ import QRCode from 'qrcode';
 import { z } from 'zod';
 import { createServiceApp, errorResponse, readJson } from '../http/app.js';
 import { bearerToken } from '../http/auth.js';
+import { defaultWebRoot, mountWeb } from '../http/web.js';
 import { allow, principalOf, type RouteKey } from './access.js';
 import { forbidden } from './device-auth.js';
 import { eventStream } from './event-stream.js';
@@ -104,6 +105,8 @@ export function logPath(path: string): string {
 export interface ControlPlaneAppOptions {
   /** Per-request access log (method, route template, status, ms). Off when absent. */
   accessLog?: boolean;
+  /** The built front ends served under /app/ (http/web.ts); default: dist/web beside this code; null: none. */
+  webRoot?: string | null;
 }
 
 export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneAppOptions = {}): Hono {
@@ -130,6 +133,8 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
   // -------------------------------------------------------------- no session
   app.get('/health', (c) => c.json(cp.health()));
   app.get('/openapi.json', (c) => c.json(openApiDocument()));
+  // The operator console and the approver app: static files; every call they make is a route below.
+  mountWeb(app, options.webRoot === undefined ? defaultWebRoot() : options.webRoot);
 
   app.post('/session/unlock', async (c) => {
     const body = await readJson(c, UnlockRequestSchema, 'unlock', SMALL_BODY_LIMIT);
@@ -231,6 +236,14 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
     return c.json(await cp.cancel(id, body));
   });
   app.post('/intent/:id/execute', allowTo('POST /intent/{id}/execute'), async (c) => c.json(await cp.execute(param(c, 'id', IntentIdSchema))));
+
+  app.get('/intent/:id/receipts', allowTo('GET /intent/{id}/receipts'), (c) => {
+    const id = param(c, 'id', IntentIdSchema);
+    cp.assertCanSee(principalOf(c), cp.getIntent(id));
+    const q = c.req.query('limit');
+    const limit = q === undefined ? 100 : parseWith(LimitSchema, q, 'limit');
+    return c.json({ intentId: id, head: cp.head, receipts: cp.store.receiptsOf(id, limit) });
+  });
 
   app.get('/estate', allowTo('GET /estate'), async (c) => c.json(await cp.estate()));
   app.get('/wallets/:id/reconcile', allowTo('GET /wallets/{id}/reconcile'), async (c) => c.json(await cp.reconcile(param(c, 'id', WalletIdSchema))));

@@ -70,6 +70,7 @@ export const ROUTES: readonly Op[] = [
   { method: 'get', path: '/wallets/{id}/reconcile', summary: 'Compare the descriptor with the ledger', auth: true, ok: 'ReconcileResult', params: [idParam('id')], errors: [404, 500] },
   { method: 'get', path: '/ledger/verify', summary: 'Recompute the receipt chain', auth: true, ok: 'LedgerVerifyResult' },
   { method: 'get', path: '/ledger/recent', summary: 'Newest receipts', auth: true, ok: 'Object', params: [{ name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 50 } }], errors: [400] },
+  { method: 'get', path: '/intent/{id}/receipts', summary: "One intent's receipts, oldest first (verify them with the chain: GET /ledger/verify)", auth: true, ok: 'Object', params: [INTENT_ID, { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } }], errors: [400, 404] },
   { method: 'post', path: '/admin/reload', summary: 'Re-read the state file (an invalid one is refused)', auth: true, ok: 'Object', errors: [400] },
   { method: 'post', path: '/snapshot', summary: 'What a browser-extension popup needs', auth: true, body: 'SnapshotRequest', ok: 'Object', errors: [400] },
   { method: 'get', path: '/recovery/status', summary: 'Recovery tier and on-ledger proof per wallet', auth: true, ok: 'Object' },

@@ -48,9 +48,9 @@ export interface RunningControlPlane {
 }
 
 /** Opens a state directory and listens (127.0.0.1 and an ephemeral port unless told otherwise). */
-export async function startControlPlane(opts: ControlPlaneOptions & { host?: string; port?: number; accessLog?: boolean }): Promise<RunningControlPlane> {
+export async function startControlPlane(opts: ControlPlaneOptions & { host?: string; port?: number; accessLog?: boolean; webRoot?: string | null }): Promise<RunningControlPlane> {
   const cp = await ControlPlane.open(opts);
-  const app = createControlPlaneApp(cp, { accessLog: opts.accessLog ?? false });
+  const app = createControlPlaneApp(cp, { accessLog: opts.accessLog ?? false, ...(opts.webRoot !== undefined ? { webRoot: opts.webRoot } : {}) });
   let server: Listening;
   try {
     server = await listen(app, { host: opts.host ?? '127.0.0.1', port: opts.port ?? 0 });

@@ -265,10 +265,11 @@ describe('control-plane endpoints', () => {
       const [method, path] = line.split(' ') as [string, string];
       expect(r.body.paths[path]?.[method.toLowerCase()], line).toBeDefined();
     }
-    // Beyond the spec: this document, and cancel (issue #22).
+    // Beyond the spec: this document, cancel (issue #22) and one intent's receipts (issue #24).
     expect(r.body.paths['/intent/{id}/cancel']?.post?.requestBody?.content['application/json'].schema.$ref).toBe('#/components/schemas/CancelRequest');
     expect(r.body.components.schemas.CancelResult).toBeDefined();
-    expect(ROUTES.length).toBe(spec.length + 2);
+    expect(r.body.paths['/intent/{id}/receipts']?.get?.['x-vault-roles']).toEqual(['admin', 'device:viewer']);
+    expect(ROUTES.length).toBe(spec.length + 3);
     expect(r.body.components.schemas.IntentRequest.properties.amount).toBeDefined();
     expect(r.body.paths['/intent'].post.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/IntentRequest');
     expect(r.body.paths['/intent/{id}/approve'].post.deprecated).toBe(true);
