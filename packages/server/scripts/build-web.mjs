@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * Bundles the browser front ends: every `web/<name>/main.ts` with esbuild into
- * `<out>/<name>/main.js`, beside copies of that folder's `index.html` and `style.css`. The control
+ * `<out>/<name>/main.js`, beside copies of that folder's other files (index.html, style.css, icons;
+ * not its TypeScript). The control
  * plane serves `<out>` under /app/ (src/http/web.ts) with a CSP of `default-src 'self'`, so a page
  * loads only these files: no inline script, nothing from another origin.
  *
@@ -14,7 +15,8 @@ import { fileURLToPath } from 'node:url';
 
 const PKG = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const WEB = join(PKG, 'web');
-const STATIC = ['index.html', 'style.css'];
+/** Copied as they are: what a page loads besides its script. */
+const STATIC = /\.(html|css|svg|png|webmanifest)$/;
 
 /** Builds every front end under web/ into `out`; resolves to the names built. */
 export async function buildWeb(out = join(PKG, 'dist/web')) {
@@ -35,7 +37,7 @@ export async function buildWeb(out = join(PKG, 'dist/web')) {
       legalComments: 'none',
       logLevel: 'warning',
     });
-    for (const file of STATIC) if (existsSync(join(WEB, name, file))) copyFileSync(join(WEB, name, file), join(dest, file));
+    for (const file of readdirSync(join(WEB, name))) if (STATIC.test(file)) copyFileSync(join(WEB, name, file), join(dest, file));
   }
   return names;
 }

@@ -202,8 +202,11 @@ async function intentsScreen(_arg: string | undefined, query: URLSearchParams): 
   return h('div', {}, title('Intents'), form, h('p', {}, `${shown.length} of the newest ${list.length} intents.`), table('Intents, newest first', ['Intent', 'Wallet', 'Operation', 'Amount', 'Status', 'Created'], rows, 'No intent matches.'));
 }
 
-/** Execution runs these stages in this order (interface.md); a refusal names the one it stopped at. */
-const STAGES = ['params', 'protections', 'prepare', 'signers', 'assemble', 'submit', 'confirm', 'receipts'] as const;
+/**
+ * Execution runs these stages in this order (interface.md; the policy is re-evaluated first); a
+ * refusal names the one it stopped at in `data.stage`.
+ */
+const STAGES = ['policy', 'params', 'protections', 'prepare', 'signers', 'assemble', 'submit', 'confirm', 'receipts'] as const;
 
 function signersTable(signers: unknown[]): HTMLElement {
   return table(
@@ -240,12 +243,45 @@ function outcomeView(outcome: Json | null, error: ApiError | null): HTMLElement 
 
 const FINAL = new Set(['confirmed', 'denied', 'cancelled', 'expired', 'submitted']);
 
+/** What GET /intent/{id} and its receipts say: the facts, the approvals and the receipts. */
+function intentDetails(id: string, r: Json, rec: Json): HTMLElement[] {
+  const intent = obj(r['intent']);
+  const decision = obj(r['decision']);
+  const approvals = arr(r['approvals']).map((x) => {
+    const a = obj(x);
+    return [str(a['approver_id']), str(a['verdict']), when(a['at'])];
+  });
+  const receipts = arr(rec['receipts']).map((x) => {
+    const c = obj(x);
+    return [str(c['seq']), str(c['kind']), when(c['at']), code(str(c['hash'])), c['sig'] ? 'yes' : 'by the next checkpoint'];
+  });
+  return [
+    dl([
+      ['Id', code(id)],
+      ['Status', h('span', { class: `badge s-${str(r['status'])}`, id: 'intent-status' }, str(r['status']))],
+      ['Wallet', str(intent['wallet'])],
+      ['Operation', str(obj(intent['operation'])['op'] ?? 'transfer')],
+      ['Destination', code(str(intent['destination']))],
+      ['Amount', `${str(intent['amount'])}${intent['asset_symbol'] ? ` ${str(intent['asset_symbol'])}` : ''} (minor units)`],
+      ['Initiator', str(intent['initiator'])],
+      ['Decision', `${str(decision['decision'])}${arr(decision['reasons']).length > 0 ? `: ${arr(decision['reasons']).map(str).join('; ')}` : ''}`],
+      ['Approval weight', `${str(decision['current_weight'])} of ${str(decision['required_weight'])}`],
+      ['Created', when(r['created_at'])],
+      ['Expires', when(r['expires_at'])],
+    ]),
+    table('Approvals', ['Approver', 'Verdict', 'At'], approvals, 'No approval yet.'),
+    table('Receipts of this intent', ['Seq', 'Kind', 'At', 'Hash', 'Signed'], receipts, 'No receipt.'),
+  ];
+}
+
 async function intentScreen(id: string | undefined): Promise<Node> {
   if (!id) return h('div', {}, title('Intent'), h('p', {}, 'No intent named.'));
   const path = `/intent/${encodeURIComponent(id)}`;
-  const [r, rec] = await Promise.all([api('GET', path), api('GET', `${path}/receipts`)]);
-  const intent = obj(r['intent']);
-  const decision = obj(r['decision']);
+  const read = () => Promise.all([api('GET', path), api('GET', `${path}/receipts`)]);
+  const [r, rec] = await read();
+  const [facts, approvals, receipts] = intentDetails(id, r, rec);
+  const factsSlot = h('div', {}, facts);
+  const listsSlot = h('div', {}, approvals, receipts);
   const outcomeSlot = h('div', { id: 'outcome' });
   const execution = obj(r['execution']);
   if (Object.keys(execution).length > 0) outcomeSlot.append(outcomeView(execution, null));
@@ -258,46 +294,36 @@ async function intentScreen(id: string | undefined): Promise<Node> {
     try {
       view = outcomeView(await api('POST', `${path}/execute`), null);
     } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
-      view = outcomeView(null, e);
+      if (!(e instanceof ApiError)) {
+        view = h('section', { class: 'outcome' }, h('h2', { tabindex: '-1' }, 'Execute: no answer'), alertBox(e));
+      } else view = outcomeView(null, e);
     }
     outcomeSlot.replaceChildren(view);
     execute.disabled = false;
     execute.textContent = 'Execute';
+    // The status and the receipts moved with the execution: read them again.
+    try {
+      const [r2, rec2] = await read();
+      const [f2, a2, c2] = intentDetails(id, r2, rec2);
+      factsSlot.replaceChildren(f2 as HTMLElement);
+      listsSlot.replaceChildren(a2 as HTMLElement, c2 as HTMLElement);
+      if (FINAL.has(str(r2['status']))) execute.remove();
+    } catch {
+      // The outcome above is what matters; Refresh reads the intent again.
+    }
     const heading = view.querySelector('h2');
     announce(heading?.textContent ?? 'Executed');
     heading?.focus();
-  });
-  const approvals = arr(r['approvals']).map((x) => {
-    const a = obj(x);
-    return [str(a['approver_id']), str(a['verdict']), when(a['at'])];
-  });
-  const receipts = arr(rec['receipts']).map((x) => {
-    const c = obj(x);
-    return [str(c['seq']), str(c['kind']), when(c['at']), code(str(c['hash'])), c['sig'] ? 'yes' : 'checkpoint later'];
   });
   return h(
     'div',
     {},
     title(`Intent ${short(id)}`),
     h('p', {}, h('a', { href: '#intents' }, 'Back to intents')),
-    dl([
-      ['Id', code(id)],
-      ['Status', h('span', { class: `badge s-${str(r['status'])}` }, str(r['status']))],
-      ['Wallet', str(intent['wallet'])],
-      ['Operation', str(obj(intent['operation'])['op'] ?? 'transfer')],
-      ['Destination', code(str(intent['destination']))],
-      ['Amount', `${str(intent['amount'])}${intent['asset_symbol'] ? ` ${str(intent['asset_symbol'])}` : ''} (minor units)`],
-      ['Initiator', str(intent['initiator'])],
-      ['Decision', `${str(decision['decision'])}${arr(decision['reasons']).length > 0 ? `: ${arr(decision['reasons']).map(str).join('; ')}` : ''}`],
-      ['Approval weight', `${str(decision['current_weight'])} of ${str(decision['required_weight'])}`],
-      ['Created', when(r['created_at'])],
-      ['Expires', when(r['expires_at'])],
-    ]),
+    factsSlot,
     h('div', { class: 'actions' }, FINAL.has(str(r['status'])) ? null : execute, h('a', { href: `#intent/${encodeURIComponent(id)}?${Date.now()}`, class: 'button' }, 'Refresh')),
     outcomeSlot,
-    table('Approvals', ['Approver', 'Verdict', 'At'], approvals, 'No approval yet.'),
-    table('Receipts of this intent', ['Seq', 'Kind', 'At', 'Hash', 'Signed'], receipts, 'No receipt.'),
+    listsSlot,
   );
 }
 
@@ -521,6 +547,11 @@ function start(): void {
   $('unlock-form').addEventListener('submit', (ev) => void unlock(ev));
   $('lock').addEventListener('click', () => void lock());
   window.addEventListener('hashchange', () => void route());
+  // Choosing the screen already shown reads it again (no hashchange fires for the same hash).
+  $('nav').addEventListener('click', (ev) => {
+    const a = (ev.target as HTMLElement).closest('a');
+    if (a !== null && a.getAttribute('href') === location.hash) void route();
+  });
   lockedOut(null);
 }
 
