@@ -11,6 +11,7 @@ import {
   eventId,
   eventSeq,
   IntentIdSchema,
+  IntentStatusSchema,
   PairCreateRequestSchema,
   SignedApprovalSchema,
   ValidationError,
@@ -198,7 +199,14 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
   app.get('/intents', allowTo('GET /intents'), (c) => {
     const q = c.req.query('limit');
     const limit = q === undefined ? 100 : Math.min(100, parseWith(LimitSchema, q, 'limit'));
-    return c.json(cp.listIntents(limit));
+    const wallet = c.req.query('wallet');
+    const status = c.req.query('status');
+    return c.json(
+      cp.listIntents(limit, {
+        ...(wallet ? { wallet: parseWith(WalletIdSchema, wallet, 'wallet') } : {}),
+        ...(status ? { status: parseWith(IntentStatusSchema, status, 'status') } : {}),
+      }),
+    );
   });
 
   app.get('/device/intents', allowTo('GET /device/intents'), (c) => {

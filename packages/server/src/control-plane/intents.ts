@@ -15,6 +15,14 @@ import { EXPIRABLE_STATUSES, isOpen, transition } from './status.js';
 import type { IntentRecord } from './store.js';
 
 export const INTENT_LIST_MAX = 100;
+/** GET /intents with a filter looks at no more than this many of the newest intents. */
+export const INTENT_SCAN_MAX = 10_000;
+
+/** GET /intents?wallet=&status= */
+export interface IntentListFilter {
+  wallet?: string;
+  status?: IntentStatus;
+}
 
 export class Intents {
   readonly #core: Core;
@@ -145,8 +153,11 @@ export class Intents {
     this.#core.writer.history.prune(now, keep + 60);
   }
 
-  listIntents(limit = INTENT_LIST_MAX): Record<string, unknown>[] {
-    return this.#core.store.recent(Math.min(Math.max(1, limit), INTENT_LIST_MAX)).map((r) => ({
+  /** GET /intents: newest first, optionally only one wallet's and/or one status (the newest INTENT_SCAN_MAX looked at). */
+  listIntents(limit = INTENT_LIST_MAX, filter: IntentListFilter = {}): Record<string, unknown>[] {
+    const { wallet, status } = filter;
+    const match = wallet === undefined && status === undefined ? undefined : (r: IntentRecord) => (wallet === undefined || r.intent.wallet === wallet) && (status === undefined || r.status === status);
+    return this.#core.store.recent(Math.min(Math.max(1, limit), INTENT_LIST_MAX), match, INTENT_SCAN_MAX).map((r) => ({
       intentId: r.intentId,
       status: r.status,
       wallet: r.intent.wallet,

@@ -3,7 +3,7 @@
  * The OpenAPI 3.1 document of the control plane, generated from the SDK's wire schemas
  * (`jsonSchemas()`) plus the few request bodies only the server defines.
  */
-import { PairClaimRequestSchema, PairCreateRequestSchema, jsonSchemas } from '@vault/sdk';
+import { INTENT_STATUSES, PairClaimRequestSchema, PairCreateRequestSchema, jsonSchemas } from '@vault/sdk';
 import { z } from 'zod';
 import { ACCESS, type RouteKey } from './access.js';
 import { EventTypeFilterSchema, WebhookUrlSchema } from './webhooks/config.js';
@@ -59,7 +59,19 @@ export const ROUTES: readonly Op[] = [
   { method: 'get', path: '/policy/{wallet}', summary: 'A wallet\'s policy set', auth: true, ok: 'PolicySet', params: [idParam('wallet')], errors: [404] },
   { method: 'get', path: '/assets', summary: 'Canonical asset registry and reserved tickers', auth: true, ok: 'Object' },
   { method: 'post', path: '/intent', summary: 'Create (or replay) an intent', auth: true, body: 'IntentRequest', ok: 'CreateIntentResult', errors: [400, 404] },
-  { method: 'get', path: '/intents', summary: 'Intents, newest first, at most 100', auth: true, ok: 'ObjectArray' },
+  {
+    method: 'get',
+    path: '/intents',
+    summary: 'Intents, newest first, at most 100; with wallet or status, those of the newest 10,000 that match',
+    auth: true,
+    ok: 'ObjectArray',
+    params: [
+      { name: 'wallet', in: 'query', schema: { type: 'string' }, description: 'Only this wallet\'s intents' },
+      { name: 'status', in: 'query', schema: { type: 'string', enum: [...INTENT_STATUSES] }, description: 'Only intents in this status' },
+      { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 100 } },
+    ],
+    errors: [400],
+  },
   { method: 'get', path: '/intent/{id}', summary: 'One intent with decision, approvals and execution', auth: true, ok: 'StoredIntent', params: [INTENT_ID], errors: [400, 404] },
   { method: 'get', path: '/intent/{id}/protect', summary: 'Run the protections on live chain inputs', auth: true, ok: 'ProtectResult', params: [INTENT_ID], errors: [400, 404, 500] },
   { method: 'post', path: '/intent/{id}/approve-signed', summary: 'Add a signed approval or rejection', auth: true, body: 'SignedApproval', ok: 'ApproveResult', params: [INTENT_ID], errors: [400, 403, 404] },

@@ -235,12 +235,21 @@ export class IntentStore {
     return this.intents.get(id);
   }
 
-  /** Newest first. */
-  recent(limit: number): IntentRecord[] {
+  /**
+   * Newest first: up to `limit` records that pass `match` (all when absent), looking at no more
+   * than `scanMax` records (a filter that matches rarely must not walk the whole store in one request).
+   */
+  recent(limit: number, match?: (r: IntentRecord) => boolean, scanMax = Number.MAX_SAFE_INTEGER): IntentRecord[] {
     const out: IntentRecord[] = [];
-    for (const { value } of this.order.getRange({ reverse: true, limit })) {
+    if (limit <= 0) return out;
+    let scanned = 0;
+    for (const { value } of this.order.getRange({ reverse: true, ...(match ? {} : { limit }) })) {
+      if (++scanned > scanMax) break;
       const r = this.intents.get(value);
-      if (r) out.push(r);
+      if (r && (!match || match(r))) {
+        out.push(r);
+        if (out.length >= limit) break;
+      }
     }
     return out;
   }

@@ -102,6 +102,26 @@ describe('the front ends under /app/', () => {
   });
 });
 
+describe('GET /intents?wallet=&status=', () => {
+  it('filters on the server by wallet and by status; an unknown status or a bad wallet is a 400 naming it', async () => {
+    h = await setup({ rules: [{ rule: 'approval_threshold', above: '10', required_weight: 1, approvers: [{ id: 'alice', weight: 1 }] }] });
+    const small = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '5' });
+    const big = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '50' });
+    const ids = (path: string) => raw(h!, 'GET', path).then((r) => (r.body as { intentId: string }[]).map((i) => i.intentId));
+    expect(await ids('/intents?status=allowed')).toEqual([small.intentId]);
+    expect(await ids('/intents?status=pending_approvals')).toEqual([big.intentId]);
+    expect(await ids('/intents?wallet=ops')).toEqual([big.intentId, small.intentId]);
+    expect(await ids('/intents?wallet=ops&status=allowed&limit=1')).toEqual([small.intentId]);
+    expect(await ids('/intents?wallet=elsewhere')).toEqual([]);
+    const badStatus = await raw(h, 'GET', '/intents?status=approved');
+    expect(badStatus.status).toBe(400);
+    expect(badStatus.body.error.message).toMatch(/^invalid status/);
+    const badWallet = await raw(h, 'GET', `/intents?wallet=${'w'.repeat(200)}`);
+    expect(badWallet.status).toBe(400);
+    expect(badWallet.body.error.message).toMatch(/^invalid wallet/);
+  });
+});
+
 describe('GET /intent/{id}/receipts', () => {
   it("lists the receipts of that intent only, oldest first, each one of the chain's", async () => {
     h = await setup({ rules: [{ rule: 'approval_threshold', above: '0', required_weight: 1, approvers: [{ id: 'alice', weight: 1 }] }] });

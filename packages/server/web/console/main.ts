@@ -165,13 +165,26 @@ function parseHash(): { name: string; arg: string | undefined; query: URLSearchP
   return { name, arg: rest.length > 0 ? decodeURIComponent(rest.join('/')) : undefined, query: new URLSearchParams(q) };
 }
 
+let statusChoices: string[] | null = null;
+
+/** The intent statuses GET /intents filters by, as the server's OpenAPI document lists them (read once). */
+async function intentStatuses(): Promise<string[]> {
+  if (statusChoices === null) {
+    const doc = await api('GET', '/openapi.json');
+    const params = arr(obj(obj(obj(doc['paths'])['/intents'])['get'])['parameters']);
+    statusChoices = arr(obj(obj(params.find((p) => obj(p)['name'] === 'status'))['schema'])['enum']).map(str);
+  }
+  return statusChoices;
+}
+
 async function intentsScreen(_arg: string | undefined, query: URLSearchParams): Promise<Node> {
-  const [list, wallets] = await Promise.all([api<Json[]>('GET', '/intents'), api<Json[]>('GET', '/wallets')]);
   const wallet = query.get('wallet') ?? '';
   const status = query.get('status') ?? '';
-  const statuses = [...new Set(list.map((i) => str(i['status'])))].sort();
-  if (status !== '' && !statuses.includes(status)) statuses.push(status);
-  const shown = list.filter((i) => (wallet === '' || i['wallet'] === wallet) && (status === '' || i['status'] === status));
+  // The server filters (over its newest intents, not just the page shown here).
+  const filter = new URLSearchParams();
+  if (wallet !== '') filter.set('wallet', wallet);
+  if (status !== '') filter.set('status', status);
+  const [shown, wallets, statuses] = await Promise.all([api<Json[]>('GET', `/intents${filter.size > 0 ? `?${filter}` : ''}`), api<Json[]>('GET', '/wallets'), intentStatuses()]);
   const select = (id: string, label: string, options: string[], value: string) =>
     h('div', { class: 'field' }, h('label', { for: id }, label), h('select', { id, name: id }, h('option', { value: '' }, 'any'), ...options.map((o) => h('option', { value: o, selected: o === value }, o))));
   const form = h(
@@ -199,7 +212,7 @@ async function intentsScreen(_arg: string | undefined, query: URLSearchParams): 
     h('span', { class: `badge s-${str(i['status'])}` }, str(i['status'])),
     when(i['created_at']),
   ]);
-  return h('div', {}, title('Intents'), form, h('p', {}, `${shown.length} of the newest ${list.length} intents.`), table('Intents, newest first', ['Intent', 'Wallet', 'Operation', 'Amount', 'Status', 'Created'], rows, 'No intent matches.'));
+  return h('div', {}, title('Intents'), form, h('p', {}, `${shown.length} intent${shown.length === 1 ? '' : 's'}${filter.size > 0 ? ' matching' : ''}, newest first (at most 100).`), table('Intents, newest first', ['Intent', 'Wallet', 'Operation', 'Amount', 'Status', 'Created'], rows, 'No intent matches.'));
 }
 
 /**
