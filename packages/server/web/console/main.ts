@@ -351,7 +351,7 @@ async function createScreen(): Promise<Node> {
   };
   const form = h(
     'form',
-    { novalidate: true, 'aria-labelledby': 'create-title' },
+    { novalidate: true, 'aria-labelledby': 'create-title', class: 'stack' },
     field('wallet', 'Wallet', 'The wallet that pays.', h('select', {}, ...wallets.map((w) => h('option', { value: str(w['wallet']) }, `${str(w['wallet'])} (${str(w['chain'])})`)))),
     field('destination', 'Destination', 'An address on the wallet\'s ledger.', h('input', { type: 'text', autocomplete: 'off', spellcheck: 'false' })),
     field('amount', 'Amount', 'In the asset\'s minor units (drops, stroops, wei), a whole number.', h('input', { type: 'text', inputmode: 'numeric', autocomplete: 'off' })),
@@ -445,7 +445,7 @@ async function devicesScreen(): Promise<Node> {
   const paired = h('div', { id: 'pairing' });
   const pairForm = h(
     'form',
-    { 'aria-labelledby': 'pair-title' },
+    { 'aria-labelledby': 'pair-title', class: 'stack' },
     h('h2', { id: 'pair-title' }, 'Pair a device'),
     h('div', { class: 'field' }, h('label', { for: 'p-role' }, 'Role'), h('select', { id: 'p-role', name: 'role' }, ...['approver', 'initiator', 'viewer'].map((x) => h('option', { value: x }, x)))),
     h('div', { class: 'field' }, h('label', { for: 'p-label' }, 'Label'), h('input', { id: 'p-label', name: 'label', type: 'text', required: true, autocomplete: 'off' })),
