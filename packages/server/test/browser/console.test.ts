@@ -299,10 +299,21 @@ describe('the operator console in Chromium, on the XRPL devnet', () => {
   });
 
   it('locks: the token is forgotten and the API refuses it', async () => {
+    // The token the page sends (read off a request: the page keeps it nowhere a script outside could).
+    const sent = page.waitForRequest((r) => r.url().endsWith('/devices'));
+    await go(`#devices?${Date.now()}`, /^Devices$/);
+    const token = /^Bearer (.+)$/.exec((await sent).headers()['authorization'] ?? '')?.[1];
+    expect(token).toBeDefined();
+    expect((await fetch(`${vault.url}/devices`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
     await tabTo((f) => f.id === 'lock');
     await page.keyboard.press('Enter');
     await expect.poll(async () => (await focused()).id).toBe('passphrase');
     expect(await page.locator('#unlock-error').textContent()).toBe('Locked.');
+    expect(await page.locator('#screen').isHidden()).toBe(true);
+    expect((await fetch(`${vault.url}/devices`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(401);
+    // Back to a screen by its address: the unlock form stays, nothing is fetched without a session.
+    await page.evaluate(() => (location.hash = '#estate'));
+    expect((await focused()).id).toBe('passphrase');
     expect(await page.locator('#screen').isHidden()).toBe(true);
     expect(pageErrors).toEqual([]);
   });
