@@ -264,7 +264,7 @@ function staleReason(p, rebuilt) {
   if (missing) return `${relative(p.dir, missing)} is missing`;
   const inputs = [
     join(p.dir, 'src'),
-    // The browser apps a package bundles (the server's web/, built into dist/web/).
+    // Browser front ends and the scripts that build them (the server's web/, scripts/build-web.mjs).
     join(p.dir, 'web'),
     join(p.dir, 'scripts'),
     join(p.dir, 'package.json'),

@@ -811,6 +811,7 @@ async function main() {
     say(`
 The local vault is up.
   control plane   ${v.cpUrl}   (operator passphrase: ${v.operatorPassphrase})
+  console         ${v.cpUrl}/app/console/   (in a browser on this machine; unlock with the passphrase)
   signers         ${v.signers.map((s) => `${s.url}${s.backend === 'pkcs11' ? ' (keys in SoftHSM2)' : ''}`).join('  ')}
   wallets         ${Object.entries(v.addressOf).map(([w, a]) => `${w} ${a}`).join('\n                  ')}
   demo approver   ${v.deviceId} (key in memory of this process; the walkthrough's)

@@ -59,6 +59,15 @@ afterAll(async () => {
 });
 
 describe('the local vault launcher, as a new user meets it', () => {
+  it('the banner names the operator console, and the control plane serves it there', async () => {
+    const line = /^\s*console\s+(\S+)/m.exec(out.stdout);
+    expect(line, out.stdout).not.toBeNull();
+    const res = await fetch(line[1]);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-security-policy')).toContain("default-src 'self'");
+    expect(await res.text()).toContain('<title>Vault operator console</title>');
+  });
+
   it("the banner's ready-to-run request for each ledger is allowed and confirms (funded destinations)", async () => {
     // The unlock line, as printed: TOKEN=$(curl -s -X POST <url>/session/unlock ... -d '<json>' | node ...)
     const unlock = /TOKEN=\$\(curl -s -X POST (\S+)\/session\/unlock .* -d '([^']+)' \| node -pe/.exec(out.stdout);

@@ -68,6 +68,7 @@ export const ACCESS = {
   'GET /wallets/{id}/reconcile': READERS,
   'GET /ledger/verify': READERS,
   'GET /ledger/recent': READERS,
+  'GET /intent/{id}/receipts': READERS,
   'POST /admin/reload': ADMIN,
   'POST /snapshot': ADMIN,
   'GET /recovery/status': READERS,
@@ -90,7 +91,7 @@ export type RouteKey = keyof typeof ACCESS;
 
 /**
  * Routes open without a session, each on purpose: probes (/health, /ready; /metrics may want its
- * own VAULT_METRICS_TOKEN), the API document, and the steps that lead to a session. A route in
+ * own VAULT_METRICS_TOKEN), the API document, the browser apps' files, and the steps that lead to a session. A route in
  * neither list is a test failure (access.test.ts), so no route is public by omission.
  */
 export const PUBLIC_ROUTES = [
@@ -103,6 +104,11 @@ export const PUBLIC_ROUTES = [
   'POST /pair/claim',
   'POST /device/challenge',
   'POST /device/session',
+  // The browser apps' static files (web.ts): no data, only the built pages that then sign in.
+  'GET /app',
+  'GET /app/{file}{.*}',
+  'GET /app/console',
+  'GET /app/console/{file}{.*}',
 ] as const;
 
 /** Whether `role` may call `route` (the table, nothing else). */

@@ -11,6 +11,7 @@ import {
   eventId,
   eventSeq,
   IntentIdSchema,
+  IntentStatusSchema,
   PairCreateRequestSchema,
   SignedApprovalSchema,
   ValidationError,
@@ -161,8 +162,12 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
   app.get('/openapi.json', (c) => c.json(openApiDocument()));
   app.get('/ready', (c) => readyResponse(c, 'vault-control-plane', controlPlaneReadiness(cp)));
   app.get('/metrics', metricsHandler(metrics.registry, options.metricsToken));
-  // The approver app (web/app/): static files, no session; it signs in as its device.
-  serveWebApp(app, 'app', options.webRoot === undefined ? defaultWebRoot() : options.webRoot);
+  // The browser apps: static files, no session; the console (/app/console/) unlocks with a
+  // passphrase, the approver app (/app/) signs in as its device. The console first: /app/{file}
+  // would take its paths otherwise.
+  const webRoot = options.webRoot === undefined ? defaultWebRoot() : options.webRoot;
+  serveWebApp(app, 'console', webRoot, '/app/console');
+  serveWebApp(app, 'app', webRoot);
 
   app.post('/session/unlock', async (c) => {
     const body = await readJson(c, UnlockRequestSchema, 'unlock', SMALL_BODY_LIMIT);
@@ -235,7 +240,14 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
   app.get('/intents', allowTo('GET /intents'), (c) => {
     const q = c.req.query('limit');
     const limit = q === undefined ? 100 : Math.min(100, parseWith(LimitSchema, q, 'limit'));
-    return c.json(cp.listIntents(limit));
+    const wallet = c.req.query('wallet');
+    const status = c.req.query('status');
+    return c.json(
+      cp.listIntents(limit, {
+        ...(wallet ? { wallet: parseWith(WalletIdSchema, wallet, 'wallet') } : {}),
+        ...(status ? { status: parseWith(IntentStatusSchema, status, 'status') } : {}),
+      }),
+    );
   });
 
   app.get('/device/intents', allowTo('GET /device/intents'), (c) => {
@@ -283,6 +295,14 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
     }
     metrics.execute(outcome);
     return c.json(outcome);
+  });
+
+  app.get('/intent/:id/receipts', allowTo('GET /intent/{id}/receipts'), (c) => {
+    const id = param(c, 'id', IntentIdSchema);
+    cp.assertCanSee(principalOf(c), cp.getIntent(id));
+    const q = c.req.query('limit');
+    const limit = q === undefined ? 100 : parseWith(LimitSchema, q, 'limit');
+    return c.json({ intentId: id, head: cp.head, receipts: cp.store.receiptsOf(id, limit) });
   });
 
   app.get('/estate', allowTo('GET /estate'), async (c) => c.json(await cp.estate()));

@@ -52,6 +52,15 @@ function sameOutcome(a: Decision, b: Decision): boolean {
   return a.decision === b.decision && a.not_before === b.not_before && (a.decision !== 'require_approvals' || a.required_weight === b.required_weight);
 }
 
+/** GET /intents with a filter looks at no more than this many of the newest intents. */
+export const INTENT_SCAN_MAX = 10_000;
+
+/** GET /intents?wallet=&status= */
+export interface IntentListFilter {
+  wallet?: string;
+  status?: IntentStatus;
+}
+
 export class Intents {
   readonly #core: Core;
   readonly #protections: Protections;
@@ -212,8 +221,11 @@ export class Intents {
     return { wallet: walletId, current: { version: current.version, digest: policyDigest(current) }, proposed: { version: next.version, digest: policyDigest(next) }, at: this.#core.now(), evaluated: records.length, changed };
   }
 
-  listIntents(limit = INTENT_LIST_MAX): Record<string, unknown>[] {
-    return this.#core.store.recent(Math.min(Math.max(1, limit), INTENT_LIST_MAX)).map((r) => ({
+  /** GET /intents: newest first, optionally only one wallet's and/or one status (the newest INTENT_SCAN_MAX looked at). */
+  listIntents(limit = INTENT_LIST_MAX, filter: IntentListFilter = {}): Record<string, unknown>[] {
+    const { wallet, status } = filter;
+    const match = wallet === undefined && status === undefined ? undefined : (r: IntentRecord) => (wallet === undefined || r.intent.wallet === wallet) && (status === undefined || r.status === status);
+    return this.#core.store.recent(Math.min(Math.max(1, limit), INTENT_LIST_MAX), match, INTENT_SCAN_MAX).map((r) => ({
       intentId: r.intentId,
       status: r.status,
       wallet: r.intent.wallet,

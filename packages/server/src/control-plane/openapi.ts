@@ -3,7 +3,7 @@
  * The OpenAPI 3.1 document of the control plane, generated from the SDK's wire schemas
  * (`jsonSchemas()`) plus the few request bodies only the server defines.
  */
-import { KEY_BINDING_RE, PairClaimRequestSchema, PairCreateRequestSchema, jsonSchemas, labelString } from '@vault/sdk';
+import { INTENT_STATUSES, KEY_BINDING_RE, PairClaimRequestSchema, PairCreateRequestSchema, jsonSchemas, labelString } from '@vault/sdk';
 import { z } from 'zod';
 import { ACCESS, type RouteKey } from './access.js';
 import { ApiKeyIdSchema, OPERATOR_ROLES, OperatorNameSchema } from './state.js';
@@ -88,7 +88,19 @@ export const ROUTES: readonly Op[] = [
   { method: 'post', path: '/policy/{wallet}/simulate', summary: "Evaluate a proposed policy against the wallet's newest intents (up to 200) beside the policy in force; lists the decisions that would change. Writes nothing", auth: true, body: 'SimulatePolicyRequest', ok: 'Object', params: [idParam('wallet')], errors: [400, 404] },
   { method: 'get', path: '/assets', summary: 'Canonical asset registry and reserved tickers', auth: true, ok: 'Object' },
   { method: 'post', path: '/intent', summary: 'Create (or replay) an intent', auth: true, body: 'IntentRequest', ok: 'CreateIntentResult', errors: [400, 404] },
-  { method: 'get', path: '/intents', summary: 'Intents, newest first, at most 100', auth: true, ok: 'ObjectArray' },
+  {
+    method: 'get',
+    path: '/intents',
+    summary: 'Intents, newest first, at most 100; with wallet or status, those of the newest 10,000 that match',
+    auth: true,
+    ok: 'ObjectArray',
+    params: [
+      { name: 'wallet', in: 'query', schema: { type: 'string' }, description: 'Only this wallet\'s intents' },
+      { name: 'status', in: 'query', schema: { type: 'string', enum: [...INTENT_STATUSES] }, description: 'Only intents in this status' },
+      { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 100 } },
+    ],
+    errors: [400],
+  },
   { method: 'get', path: '/intent/{id}', summary: 'One intent with decision, approvals and execution', auth: true, ok: 'StoredIntent', params: [INTENT_ID], errors: [400, 404] },
   { method: 'get', path: '/intent/{id}/protect', summary: 'Run the protections on live chain inputs', auth: true, ok: 'ProtectResult', params: [INTENT_ID], errors: [400, 404, 500] },
   { method: 'post', path: '/intent/{id}/approve-signed', summary: 'Add a signed approval or rejection', auth: true, body: 'SignedApproval', ok: 'ApproveResult', params: [INTENT_ID], errors: [400, 403, 404] },
@@ -99,6 +111,7 @@ export const ROUTES: readonly Op[] = [
   { method: 'get', path: '/wallets/{id}/reconcile', summary: 'Compare the descriptor with the ledger', auth: true, ok: 'ReconcileResult', params: [idParam('id')], errors: [404, 500] },
   { method: 'get', path: '/ledger/verify', summary: 'Recompute the receipt chain', auth: true, ok: 'LedgerVerifyResult' },
   { method: 'get', path: '/ledger/recent', summary: 'Newest receipts', auth: true, ok: 'Object', params: [{ name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 50 } }], errors: [400] },
+  { method: 'get', path: '/intent/{id}/receipts', summary: "One intent's receipts, oldest first (verify them with the chain: GET /ledger/verify)", auth: true, ok: 'Object', params: [INTENT_ID, { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } }], errors: [400, 404] },
   { method: 'post', path: '/admin/reload', summary: 'Re-read the state file (an invalid one is refused)', auth: true, ok: 'Object', errors: [400] },
   { method: 'post', path: '/snapshot', summary: 'What a browser-extension popup needs', auth: true, body: 'SnapshotRequest', ok: 'Object', errors: [400] },
   { method: 'get', path: '/recovery/status', summary: 'Recovery tier and on-ledger proof per wallet', auth: true, ok: 'Object' },

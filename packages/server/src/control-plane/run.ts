@@ -48,11 +48,11 @@ export interface RunningControlPlane {
 }
 
 /** Opens a state directory and listens (127.0.0.1 and an ephemeral port unless told otherwise). */
-export async function startControlPlane(opts: ControlPlaneOptions & { host?: string; port?: number; accessLog?: boolean; metricsToken?: string }): Promise<RunningControlPlane> {
+export async function startControlPlane(opts: ControlPlaneOptions & { host?: string; port?: number; accessLog?: boolean; metricsToken?: string; webRoot?: string | null }): Promise<RunningControlPlane> {
   const cp = await ControlPlane.open(opts);
   // GET /metrics is open on loopback unless a token is configured (argument, else VAULT_METRICS_TOKEN).
   const metricsToken = opts.metricsToken ?? (process.env['VAULT_METRICS_TOKEN'] || undefined);
-  const app = createControlPlaneApp(cp, { accessLog: opts.accessLog ?? false, ...(metricsToken ? { metricsToken } : {}) });
+  const app = createControlPlaneApp(cp, { accessLog: opts.accessLog ?? false, ...(metricsToken ? { metricsToken } : {}), ...(opts.webRoot !== undefined ? { webRoot: opts.webRoot } : {}) });
   let server: Listening;
   try {
     server = await listen(app, { host: opts.host ?? '127.0.0.1', port: opts.port ?? 0 });

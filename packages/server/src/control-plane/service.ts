@@ -54,7 +54,7 @@ import { Devices, publicDevice } from './devices.js';
 import { Estate } from './estate.js';
 import { EVENT_HEARTBEAT_SECONDS, EVENT_STREAM_BUFFER_BYTES, EVENT_STREAMS_MAX } from './event-stream.js';
 import { Execution } from './execute.js';
-import { INTENT_LIST_MAX, Intents, type PolicySimulation } from './intents.js';
+import { INTENT_LIST_MAX, Intents, type IntentListFilter, type PolicySimulation } from './intents.js';
 import { EXPIRY_SWEEP_MS, Lifecycle } from './lifecycle.js';
 import { Protections } from './protect.js';
 import { Restrictions } from './restrictions.js';
@@ -313,8 +313,8 @@ export class ControlPlane {
     return this.#intents.simulatePolicy(walletId, proposed, limit);
   }
 
-  listIntents(limit = INTENT_LIST_MAX): Record<string, unknown>[] {
-    return this.#intents.listIntents(limit);
+  listIntents(limit = INTENT_LIST_MAX, filter: IntentListFilter = {}): Record<string, unknown>[] {
+    return this.#intents.listIntents(limit, filter);
   }
 
   /** POST /intent/{id}/approve-signed. */

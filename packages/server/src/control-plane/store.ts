@@ -135,6 +135,8 @@ export class IntentStore {
   readonly expiry: Database<string, ExpiryKey>;
   /** @internal Cancelled intents, by when they would have expired: the cancellations signers must hold. */
   readonly cancelled: Database<string, ExpiryKey>;
+  /** @internal Each intent's receipts: [intentId, seq] -> seq (GET /intent/{id}/receipts). */
+  readonly intentReceipts: Database<number, [string, number]>;
   #nextN: number;
   /** The seq the next committed event takes (1 for the first: `after=evt_…0` reads from the start). */
   #nextEventSeq: number;
@@ -167,6 +169,14 @@ export class IntentStore {
     this.events = this.root.openDB<VaultEvent, number>({ name: 'events' });
     this.expiry = this.root.openDB<string, ExpiryKey>({ name: 'expiry' });
     this.cancelled = this.root.openDB<string, ExpiryKey>({ name: 'cancelled' });
+    this.intentReceipts = this.root.openDB<number, [string, number]>({ name: 'intent_receipts' });
+    // A store written before the index existed gets it built once, from its receipts.
+    if (this.meta.get('intent_receipts') !== 1) {
+      this.root.transactionSync(() => {
+        for (const { value } of this.receipts.getRange({})) if (value.intentId !== undefined) this.intentReceipts.put([value.intentId, value.seq], value.seq);
+        this.meta.put('intent_receipts', 1);
+      });
+    }
     let last = -1;
     for (const { key } of this.order.getRange({ reverse: true, limit: 1 })) last = key;
     this.#nextN = last + 1;
@@ -226,12 +236,21 @@ export class IntentStore {
     return this.intents.get(id);
   }
 
-  /** Newest first. */
-  recent(limit: number): IntentRecord[] {
+  /**
+   * Newest first: up to `limit` records that pass `match` (all when absent), looking at no more
+   * than `scanMax` records (a filter that matches rarely must not walk the whole store in one request).
+   */
+  recent(limit: number, match?: (r: IntentRecord) => boolean, scanMax = Number.MAX_SAFE_INTEGER): IntentRecord[] {
     const out: IntentRecord[] = [];
-    for (const { value } of this.order.getRange({ reverse: true, limit })) {
+    if (limit <= 0) return out;
+    let scanned = 0;
+    for (const { value } of this.order.getRange({ reverse: true, ...(match ? {} : { limit }) })) {
+      if (++scanned > scanMax) break;
       const r = this.intents.get(value);
-      if (r) out.push(r);
+      if (r && (!match || match(r))) {
+        out.push(r);
+        if (out.length >= limit) break;
+      }
     }
     return out;
   }
@@ -276,6 +295,16 @@ export class IntentStore {
 
   recentReceipts(limit: number): ReceiptRecord[] {
     return [...this.receipts.getRange({ reverse: true, limit })].map((e) => e.value);
+  }
+
+  /** The receipts that name `intentId`, oldest first, at most `limit`. */
+  receiptsOf(intentId: string, limit: number): ReceiptRecord[] {
+    const out: ReceiptRecord[] = [];
+    for (const { value } of this.intentReceipts.getRange({ start: [intentId, 0], end: [intentId, Number.MAX_SAFE_INTEGER], limit })) {
+      const r = this.receipts.get(value);
+      if (r) out.push(r);
+    }
+    return out;
   }
 
   *allReceipts(): Generator<ReceiptRecord> {
@@ -373,7 +402,10 @@ export class IntentStore {
       const ok = await this.root.childTransaction(() => {
         for (const w of group) {
           if (w.record) this.#putRecord(w.record, w.extra);
-          if (w.receipt) this.receipts.put(w.receipt.seq, w.receipt);
+          if (w.receipt) {
+            this.receipts.put(w.receipt.seq, w.receipt);
+            if (w.receipt.intentId !== undefined) this.intentReceipts.put([w.receipt.intentId, w.receipt.seq], w.receipt.seq);
+          }
         }
         for (const e of events) this.events.put(e.seq, e);
         if (last >= 0) {

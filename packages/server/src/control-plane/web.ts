@@ -1,11 +1,12 @@
 /**
  * @module control-plane/web
- * The browser apps the control plane serves (`/app/`: the approver app), from the files the
+ * The browser apps the control plane serves (`/app/`: the approver app; `/app/console/`: the
+ * operator console), from the files the
  * package build put in `dist/web/<name>/`. Read once at start into memory: a request can only ever
  * name one of those files (no path is joined from the URL), and each answer carries a strict CSP
  * (`default-src 'self'`, no inline script) so the page loads nothing from anywhere else.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Hono } from 'hono';
@@ -29,6 +30,7 @@ export const WEB_HEADERS: Readonly<Record<string, string>> = {
   'referrer-policy': 'no-referrer',
   'permissions-policy': 'camera=(self), publickey-credentials-get=(self), publickey-credentials-create=(self)',
   'cross-origin-opener-policy': 'same-origin',
+  'x-frame-options': 'DENY',
   'cache-control': 'no-cache',
 };
 
@@ -51,17 +53,18 @@ export function loadWebApp(root: string | null, name: string): Map<string, { bod
   if (dir === null || !existsSync(dir)) return files;
   for (const file of readdirSync(dir)) {
     const type = TYPES[file.slice(file.lastIndexOf('.') + 1)];
-    if (!FILE_NAME.test(file) || type === undefined || !statSync(join(dir, file)).isFile()) continue;
+    // lstat: a symlink is no file of the build (it could point anywhere on the host).
+    if (!FILE_NAME.test(file) || type === undefined || !lstatSync(join(dir, file)).isFile()) continue;
     files.set(file, { body: readFileSync(join(dir, file)), type });
   }
   return files;
 }
 
-/** Serves a built app at `/<name>/` (index.html for the folder itself). */
-export function serveWebApp(app: Hono, name: string, root: string | null): void {
+/** Serves a built app at `<mount>/` (default `/<name>/`; index.html for the folder itself). */
+export function serveWebApp(app: Hono, name: string, root: string | null, mount = `/${name}`): void {
   const files = loadWebApp(root, name);
-  app.get(`/${name}`, (c) => c.redirect(`/${name}/`, 308));
-  app.get(`/${name}/:file{.*}`, (c) => {
+  app.get(mount, (c) => c.redirect(`${mount}/`, 308));
+  app.get(`${mount}/:file{.*}`, (c) => {
     const file = c.req.param('file') || 'index.html';
     const hit = files.get(file);
     if (hit === undefined) {

@@ -265,7 +265,7 @@ describe('control-plane endpoints', () => {
       const [method, path] = line.split(' ') as [string, string];
       expect(r.body.paths[path]?.[method.toLowerCase()], line).toBeDefined();
     }
-    // Beyond the spec: this document, cancel (issue #22), accounts and keys and the policy simulation (issue #23), /ready and /metrics (issue #26), the device event stream (issue #24).
+    // Beyond the spec: this document, cancel (issue #22), accounts and keys and the policy simulation (issue #23), /ready and /metrics (issue #26), the device event stream and one intent's receipts (issue #24).
     for (const line of ['POST /operators', 'GET /operators', 'POST /operators/{name}/disable', 'POST /api-keys', 'GET /api-keys', 'POST /api-keys/{id}/revoke']) {
       const [method, path] = line.split(' ') as [string, string];
       expect(r.body.paths[path]?.[method.toLowerCase()]?.['x-vault-roles'], line).toBeDefined();
@@ -276,7 +276,8 @@ describe('control-plane endpoints', () => {
     expect(r.body.paths['/policy/{wallet}/simulate'].post['x-vault-roles']).toEqual(['admin', 'operator', 'auditor', 'device:viewer']);
     expect(r.body.components.schemas.SimulatePolicyRequest.properties.limit.maximum).toBe(200);
     expect(r.body.paths['/device/events/stream']?.get).toBeDefined();
-    expect(ROUTES.length).toBe(spec.length + 6 + 6);
+    expect(r.body.paths['/intent/{id}/receipts']?.get?.['x-vault-roles']).toEqual(['admin', 'operator', 'auditor', 'device:viewer']);
+    expect(ROUTES.length).toBe(spec.length + 7 + 6);
     expect(r.body.components.schemas.IntentRequest.properties.amount).toBeDefined();
     expect(r.body.paths['/intent'].post.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/IntentRequest');
     expect(r.body.paths['/intent/{id}/approve'].post.deprecated).toBe(true);

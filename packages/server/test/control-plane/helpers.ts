@@ -78,8 +78,8 @@ export interface HarnessOptions {
   confirmAttempts?: number;
   /** Replace the driver (the control plane and the test signer both use the wrapped one). */
   wrapDriver?: (d: MemoryDriver) => ChainDriver;
-  /** More control-plane options (event stream bounds, fsync). */
-  controlPlane?: Partial<Omit<ControlPlaneOptions, 'stateDir'>>;
+  /** More control-plane options (event stream bounds, fsync; webRoot: the front ends under /app/). */
+  controlPlane?: Partial<Omit<ControlPlaneOptions, 'stateDir'>> & { webRoot?: string | null };
   /** Devices paired besides the approvers (initiator devices, say). */
   extraDevices?: StateFile['devices'];
   /** How often the expiry sweep runs (ms; default off here, 0). */
