@@ -312,9 +312,16 @@ export function createEvmSafeDriver(options: EvmSafeDriverOptions): EvmSafeDrive
   const rpc = rpcCall;
 
   const readSafe = async <F extends 'nonce' | 'getThreshold' | 'getOwners' | 'VERSION'>(ctx: ChainCtx, safe: Address, functionName: F) => {
-    const code = await rpc(ctx, 'eth_getCode', () => ctx.client.getCode({ address: safe }));
-    if (code === undefined || code === '0x') throw new NotFoundError('safe', safe, { data: { chain: ctx.chain } });
-    return rpc(ctx, `Safe.${functionName}()`, () => ctx.client.readContract({ address: safe, abi: SAFE_ABI, functionName }));
+    // Both reads at once (one round trip's wait); the code decides first: with none at the address,
+    // it is NotFound whatever the call answered.
+    const [code, value] = await Promise.allSettled([
+      rpc(ctx, 'eth_getCode', () => ctx.client.getCode({ address: safe })),
+      rpc(ctx, `Safe.${functionName}()`, () => ctx.client.readContract({ address: safe, abi: SAFE_ABI, functionName })),
+    ]);
+    if (code.status === 'rejected') throw code.reason;
+    if (code.value === undefined || code.value === '0x') throw new NotFoundError('safe', safe, { data: { chain: ctx.chain } });
+    if (value.status === 'rejected') throw value.reason;
+    return value.value;
   };
 
   const checkRpcChain = async (ctx: ChainCtx): Promise<number> => {
@@ -407,8 +414,11 @@ export function createEvmSafeDriver(options: EvmSafeDriverOptions): EvmSafeDrive
     async fetchParams({ wallet }: FetchParamsInput): Promise<ChainParams> {
       const ctx = served(wallet.chain);
       const { safe } = safeControl(wallet);
-      await sameChain(ctx);
-      const nonce = await readSafe(ctx, safe, 'nonce');
+      // The chain check and the read at once; the chain is judged first, as when read in turn.
+      const [chain, read] = await Promise.allSettled([sameChain(ctx), readSafe(ctx, safe, 'nonce')]);
+      if (chain.status === 'rejected') throw chain.reason;
+      if (read.status === 'rejected') throw read.reason;
+      const nonce = read.value;
       return { kind: 'evm_safe', chain_id: ctx.chainId, safe_nonce: nonce.toString() };
     },
 
@@ -422,15 +432,18 @@ export function createEvmSafeDriver(options: EvmSafeDriverOptions): EvmSafeDrive
         const code = (await rpc(ctx, 'eth_getCode', () => ctx.client.getCode({ address: checksum(address) }))) ?? '0x';
         return code === '0x' ? { address: checksum(address), hasCode: false, codeHash: null } : { address: checksum(address), hasCode: true, codeHash: keccak256(code) };
       };
-      const destination = await codeOf(intent.destination);
       const issuerAddress = intent.asset_issuer;
       if (issuerAddress === undefined || evmAddressProblem(issuerAddress)) {
-        return { destination, issuer: null, assetSymbol: null, issuerKeyBurned: false };
+        return { destination: await codeOf(intent.destination), issuer: null, assetSymbol: null, issuerKeyBurned: false };
       }
-      const issuer = await codeOf(issuerAddress);
+      // Independent reads, each pair at once (symbol and owner answer null rather than throw).
+      const [dest, iss] = await Promise.allSettled([codeOf(intent.destination), codeOf(issuerAddress)]);
+      if (dest.status === 'rejected') throw dest.reason;
+      if (iss.status === 'rejected') throw iss.reason;
+      const destination = dest.value;
+      const issuer = iss.value;
       if (issuer.hasCode !== true) return { destination, issuer, assetSymbol: null, issuerKeyBurned: false };
-      const assetSymbol = await tokenSymbol(ctx, checksum(issuerAddress));
-      const owner = await tokenOwner(ctx, checksum(issuerAddress));
+      const [assetSymbol, owner] = await Promise.all([tokenSymbol(ctx, checksum(issuerAddress)), tokenOwner(ctx, checksum(issuerAddress))]);
       const issuerKeyBurned = owner !== null && BURNED_OWNERS.some((b) => b.toLowerCase() === owner.toLowerCase());
       return { destination, issuer, assetSymbol, issuerKeyBurned };
     },

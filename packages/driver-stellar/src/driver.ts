@@ -191,14 +191,19 @@ export function createStellarDriver(options: StellarDriverOptions): StellarDrive
     async fetchParams({ wallet }: FetchParamsInput): Promise<ChainParams> {
       const s = multisig(wallet);
       await ensureNetwork(s);
-      const account = await mustAccount(s, s.control.address);
+      // Two independent reads, one round trip's wait; the account's answer is judged first, as when
+      // they were read one after the other.
+      const [read, fee] = await Promise.allSettled([mustAccount(s, s.control.address), s.horizon.get('/fee_stats')]);
+      if (read.status === 'rejected') throw read.reason;
+      const account = read.value;
       const mismatch = controlMismatch(account, wallet);
       if (mismatch) {
         throw new RefusedError(`the ledger's control of ${s.control.address} does not match wallet ${wallet.wallet}: ${mismatch}`, {
           data: { reason: 'control_mismatch', chain: s.chain },
         });
       }
-      const fees = await s.horizon.get('/fee_stats');
+      if (fee.status === 'rejected') throw fee.reason;
+      const fees = fee.value;
       if (fees.status !== 200) throw new TransportError(`Horizon ${s.chain}: GET /fee_stats answered ${fees.status}`, { data: { chain: s.chain } });
       return {
         kind: 'stellar',

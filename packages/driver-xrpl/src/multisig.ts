@@ -1,13 +1,16 @@
 /**
  * @module multisig
  * What a multisig contribution is on the XRPL and how contributions become one submittable blob:
- * each member signs `encodeForMultisigning(tx, member)`; the driver checks every contribution with
- * ripple-keypairs, and the SDK's tally counts each member once by the wallet's weights; at quorum the
- * Signers are sorted by AccountID bytes and the blob encoded.
+ * each member signs `encodeForMultisigning(tx, member)`; the driver checks every contribution
+ * (ed25519 with the SDK's strict verifyEd25519, secp256k1 with ripple-keypairs), and the SDK's tally
+ * counts each member once by the wallet's weights; at quorum the Signers are sorted by AccountID
+ * bytes and the blob encoded.
  */
 import {
   ValidationError,
   assembleContributions,
+  fromHex,
+  verifyEd25519,
   type AssembleResult,
   type BuiltPayload,
   type Contribution,
@@ -68,7 +71,14 @@ export function contributionProblem(tx_json: TxJson, c: Contribution, account: s
   if (c.signature.encoding !== expected) return { reason: 'bad_signature', detail: `signature encoding ${c.signature.encoding} is not ${expected}` };
   let ok = false;
   try {
-    ok = verify(multisigningData(tx_json, account), c.signature.hex.toUpperCase(), key);
+    const data = multisigningData(tx_json, account);
+    // ed25519 through the SDK's one strict verification: node:crypto answers first (the SDK's note:
+    // ~0.1 ms against ~3 ms for a JavaScript curve), and it is stricter than ripple-keypairs
+    // (non-canonical encodings and small-order keys refused). secp256k1 stays with ripple-keypairs.
+    ok =
+      c.public_key.curve === 'ed25519'
+        ? verifyEd25519(fromHex(c.signature.hex, 'signature', 64), fromHex(data.toLowerCase(), 'multisigning data'), fromHex(c.public_key.hex, 'public_key', 32))
+        : verify(data, c.signature.hex.toUpperCase(), key);
   } catch {
     ok = false;
   }

@@ -279,6 +279,40 @@ describe('intent lifecycle', () => {
     expect(r.body.error.data).toMatchObject({ stage: 'params' });
   });
 
+  it('chain parameters and protections are read at once; when both fail, stage params is the answer', async () => {
+    // Each read waits until both have started: read one after the other, the first read fails.
+    let started = 0;
+    let release!: () => void;
+    const both = new Promise<void>((r) => (release = r));
+    const gate = async () => {
+      if (++started === 2) release();
+      await Promise.race([both, new Promise((_, reject) => setTimeout(() => reject(new Error('the other read never started')), 3000))]);
+    };
+    let failProtect = false;
+    h = await setup({
+      wrapDriver: (d) => ({
+        ...d,
+        fetchParams: async (input) => (await gate(), d.fetchParams(input)),
+        fetchProtectInputs: async (input) => {
+          await gate();
+          if (failProtect) throw new Error('protect read failed');
+          return d.fetchProtectInputs(input);
+        },
+      }),
+    });
+    const first = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '9' });
+    expect((await h.client.execute(first.intentId)).status).toBe('confirmed');
+
+    started = 0;
+    failProtect = true;
+    h.ledger.faults.fetchParamsError = true;
+    const { intentId } = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '8' });
+    const r = await raw(h, 'POST', `/intent/${intentId}/execute`);
+    expect(r.status).toBe(500);
+    expect(r.body.error.data).toMatchObject({ stage: 'params' });
+    expect((await h.client.intent(intentId)).attempt ?? null).toBeNull();
+  });
+
   it('prepare refuses what the driver cannot build: 500 at stage prepare', async () => {
     h = await setup();
     const { intentId } = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '9', asset_symbol: 'USD', asset_issuer: 'mem1' + 'ab'.repeat(20) });
