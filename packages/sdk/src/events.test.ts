@@ -31,6 +31,9 @@ describe('projectReceipt', () => {
       ['state.reloaded', { state_digest: hash }, {}],
       ['webhook.created', { id: 'wh_0123', origin: 'https://hooks.example', url_digest: hash, types: ['intent.*'] }, {}],
       ['webhook.deleted', { id: 'wh_0123' }, {}],
+      ['change.proposed', { id: 'chg_01', digest: 'ab'.repeat(32), base_version: 0, ops: ['set_policy'], proposed_by: 'a1' }, {}],
+      ['change.verdict', { id: 'chg_01', admin_id: 'a1', verdict: 'approve', at: 5 }, {}],
+      ['change.applied', { id: 'chg_01', digest: 'ab'.repeat(32), version: 1, ready_at: 5 }, {}],
     ];
     expect(new Set(samples.map((s) => s[0]))).toEqual(new Set(PROJECTED_RECEIPT_KINDS));
     const seen = new Set<string>();

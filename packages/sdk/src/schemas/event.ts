@@ -41,10 +41,12 @@ export const EventSubjectSchema = z
     device: boundedString(128).optional(),
     state: DigestSchema.optional(),
     webhook: boundedString(128).optional(),
+    /** A change set's id (`chg_…`). */
+    change: boundedString(128).optional(),
   })
   .refine(
-    (s) => s.intent !== undefined || s.wallet !== undefined || s.device !== undefined || s.state !== undefined || s.webhook !== undefined,
-    'subject names no intent, wallet, device, state or webhook',
+    (s) => s.intent !== undefined || s.wallet !== undefined || s.device !== undefined || s.state !== undefined || s.webhook !== undefined || s.change !== undefined,
+    'subject names no intent, wallet, device, state, webhook or change',
   );
 
 export const VaultEventSchema = z.strictObject({
