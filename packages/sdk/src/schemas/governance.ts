@@ -153,3 +153,18 @@ export const GovernancePushSchema = z.strictObject({
   approvals: z.array(z.unknown()).max(MAX_CHANGE_APPROVALS, `at most ${MAX_CHANGE_APPROVALS} approvals`),
 });
 export type GovernancePush = z.infer<typeof GovernancePushSchema>;
+
+/** POST /governance/changes reply (signer): 200 applied, 409 stale/replayed/future base, 403 anything else refused. */
+export const GovernanceOutcomeSchema = z.discriminatedUnion('ok', [
+  z.strictObject({ ok: z.literal(true), version: integer().min(1), digest: DigestSchema, ready_at: UnixSecondsSchema, receipt_head: DigestSchema }),
+  z.strictObject({ ok: z.literal(false), reason: z.string().max(64), message: z.string().max(4096), version: integer().min(0).nullable(), receipt_head: DigestSchema }),
+]);
+export type GovernanceOutcome = z.infer<typeof GovernanceOutcomeSchema>;
+
+/** GET /governance reply (signer). */
+export const GovernanceStatusSchema = z.strictObject({
+  version: integer().min(0).nullable(),
+  governance: AdminPolicySchema.nullable(),
+  applied: z.array(z.strictObject({ version: integer().min(1), digest: DigestSchema, ready_at: UnixSecondsSchema, at: UnixSecondsSchema })),
+});
+export type GovernanceStatus = z.infer<typeof GovernanceStatusSchema>;

@@ -59,6 +59,11 @@ export const ACCESS = {
   'DELETE /webhooks/{id}': ADMIN,
   'GET /webhooks/{id}/deliveries': READERS,
   'POST /webhooks/{id}/deliveries/{delivery}/resend': ADMIN,
+  'POST /changes': ADMIN,
+  'GET /changes': ADMIN,
+  'GET /changes/{id}': ADMIN,
+  'POST /changes/{id}/approve': ADMIN,
+  'POST /changes/{id}/apply': ADMIN,
 } as const satisfies Record<string, readonly Role[]>;
 export type RouteKey = keyof typeof ACCESS;
 

@@ -29,12 +29,14 @@ import { bearerToken } from '../http/auth.js';
 import { allow, principalOf, type RouteKey } from './access.js';
 import { forbidden } from './device-auth.js';
 import { eventStream } from './event-stream.js';
-import { CreateWebhookRequestSchema, DeviceChallengeRequestSchema, DeviceIdSchema, DeviceSessionRequestSchema, openApiDocument, SnapshotRequestSchema, UnlockRequestSchema } from './openapi.js';
+import { ChangeIdSchema, CreateWebhookRequestSchema, DeviceChallengeRequestSchema, DeviceIdSchema, DeviceSessionRequestSchema, openApiDocument, SnapshotRequestSchema, UnlockRequestSchema } from './openapi.js';
 import { publicIntent, type ControlPlane } from './service.js';
 import { WebhookIdSchema } from './webhooks/config.js';
 
 export const INTENT_BODY_LIMIT = 320 * 1024;
 export const SMALL_BODY_LIMIT = 16 * 1024;
+/** Largest POST /changes body: a change set may carry up to 256 policies. */
+export const CHANGE_BODY_LIMIT = 1024 * 1024;
 
 const ClaimSchema = z.looseObject({
   code: z.string().min(1).max(64),
@@ -291,6 +293,22 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
   app.get('/devices', allowTo('GET /devices'), (c) => c.json({ devices: cp.devices() }));
   app.post('/devices/:id/revoke', allowTo('POST /devices/{id}/revoke'), async (c) => c.json(await cp.revokeDevice(param(c, 'id', DeviceIdSchema))));
 
+
+  // Change sets (governance.ts): admin session; the admins' own signatures are what apply one.
+  app.post('/changes', allowTo('POST /changes'), async (c) => {
+    const body = await readJson(c, z.unknown(), 'change', CHANGE_BODY_LIMIT);
+    const who = principalOf(c);
+    const r = await cp.changes.propose(body, who.kind === 'operator' ? 'operator' : `device:${who.id}`);
+    return r.ok ? c.json(cp.changes.get(r.change.id), 201) : c.json(r.body, r.status);
+  });
+  app.get('/changes', allowTo('GET /changes'), (c) => c.json(cp.changes.list()));
+  app.get('/changes/:id', allowTo('GET /changes/{id}'), (c) => c.json(cp.changes.get(param(c, 'id', ChangeIdSchema))));
+  app.post('/changes/:id/approve', allowTo('POST /changes/{id}/approve'), async (c) => {
+    const id = param(c, 'id', ChangeIdSchema);
+    const body = await readJson(c, z.unknown(), 'approval', SMALL_BODY_LIMIT);
+    return c.json(await cp.changes.approve(id, body));
+  });
+  app.post('/changes/:id/apply', allowTo('POST /changes/{id}/apply'), async (c) => c.json(await cp.changes.apply(param(c, 'id', ChangeIdSchema))));
 
   app.post('/webhooks', allowTo('POST /webhooks'), async (c) => {
     const body = await readJson(c, CreateWebhookRequestSchema, 'webhook', SMALL_BODY_LIMIT);

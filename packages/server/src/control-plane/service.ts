@@ -57,6 +57,7 @@ import { Execution } from './execute.js';
 import { INTENT_LIST_MAX, Intents } from './intents.js';
 import { EXPIRY_SWEEP_MS, Lifecycle } from './lifecycle.js';
 import { Protections } from './protect.js';
+import { Changes } from './governance.js';
 import { Restrictions } from './restrictions.js';
 import { PassphraseFileSchema, ReceiptSigner, verifyPassphrase, type PassphraseFile } from './secrets.js';
 import { SessionStore, UnlockQueue, type Principal } from './sessions.js';
@@ -107,6 +108,8 @@ export class ControlPlane {
   readonly #estate: Estate;
   /** Webhook endpoints and their delivery (webhooks/). */
   readonly webhooks: Webhooks;
+  /** Change sets approved by the admin quorum (governance.ts). */
+  readonly changes: Changes;
   #release: () => void = () => undefined;
 
   private constructor(core: Core, passphrase: PassphraseFile, receiptSigner: ReceiptSigner) {
@@ -123,7 +126,8 @@ export class ControlPlane {
     this.deviceAuth = new DeviceAuth(core, this.sessions);
     this.#protections = new Protections(core);
     this.#restrictions = new Restrictions(core);
-    this.#signers = new Signers(core, this.#restrictions);
+    this.changes = new Changes(core);
+    this.#signers = new Signers(core, this.#restrictions, this.changes);
     this.#lifecycle = new Lifecycle(core, this.#restrictions);
     this.#intents = new Intents(core, this.#protections, this.#lifecycle, (record) => this.#signers.observe(record));
     this.#approvals = new Approvals(core, this.#intents);
