@@ -6,7 +6,11 @@
  * approval given before no longer counts on either side, and two fresh ones get the signature.
  */
 import { changeSetDigest, policyDigest, signChangeApproval, type AdminPolicy, type ChangeSet, type PolicySet } from '@vault/sdk';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { adminMain } from '../../src/control-plane/admin-cli.js';
 import { approver } from '../signer/helpers.js';
 import { approvalPolicy, setupRig, type Rig } from './rig.js';
 
@@ -115,5 +119,29 @@ describe('change sets: control plane and signer', () => {
     expect(veto).toMatchObject({ status: 200, body: { status: 'vetoed' } });
     expect((await call(r, 'POST', `/changes/${proposed.body.id}/approve`, adminVerdict(r, admins[2]!, change))).status).toBe(403);
     expect((await call(r, 'GET', '/devices')).body.devices.find((d: { id: string }) => d.id === 'carol').revoked).toBe(false);
+  });
+
+  it('admins approve from the command line: `admin keygen` and `change approve`', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vault-admin-cli-'));
+    try {
+      const run = async (...argv: string[]) => {
+        let text = '';
+        const code = await adminMain(argv, (t) => (text += t), { VAULT_SESSION_TOKEN: rig?.cp.getToken() ?? '' }, () => rig?.w.clock.now ?? 0);
+        return { code, out: JSON.parse(text) };
+      };
+      const keys = [];
+      for (const id of ['ann', 'ben', 'cat']) keys.push((await run('admin', 'keygen', '--id', id, '--out', join(dir, `${id}.key`))).out as { id: string; public_key: string; weight: number });
+      expect(statSync(join(dir, 'ann.key')).mode & 0o777).toBe(0o600);
+      await expect(run('admin', 'keygen', '--id', 'ann', '--out', join(dir, 'ann.key'))).rejects.toThrow(/never overwritten/);
+      const r = (rig = await setupRig(approvalPolicy, undefined, { governance: { admins: keys.map(({ id, public_key, weight }) => ({ id, public_key, weight })), threshold: 2, delay_seconds: 0, version: 0 } }));
+      const proposed = await call(r, 'POST', '/changes', { base_version: 0, ops: [{ op: 'set_policy', policy: raised(r.w.wallet.wallet) }] });
+      const first = await run('change', 'approve', proposed.body.id, '--key', join(dir, 'ann.key'), '--url', r.cp.baseUrl);
+      expect(first).toMatchObject({ code: 0, out: { verdict: 'approve', ops: ['set_policy'], base_version: 0, result: { status: 'pending' } } });
+      const second = await run('change', 'approve', proposed.body.id, '--key', join(dir, 'cat.key'), '--url', r.cp.baseUrl);
+      expect(second).toMatchObject({ code: 0, out: { result: { status: 'applied', version: 1 } } });
+      expect((await r.signer.governance()).version).toBe(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
