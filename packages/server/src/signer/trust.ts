@@ -13,6 +13,7 @@ import {
   AssetSpecSchema,
   governanceAfter,
   policyDigest,
+  walletsChangedBy,
   UnixSecondsSchema,
   type AdminPolicy,
   type ChangeSet,
@@ -182,19 +183,12 @@ export function parseTrust(doc: unknown): Trust {
 export function trustAfterChange(trust: Trust, change: ChangeSet, readyAt: number): Trust {
   if (trust.governance === undefined) throw new ValidationError('trust.governance', [{ path: '', message: 'this signer has no admin policy' }]);
   const file: TrustFile = structuredClone(trust.file);
-  const since = (wallet: string) => {
-    const w = file.wallets.find((x) => x.descriptor.wallet === wallet);
-    if (w) w.policy_since = readyAt;
-  };
   for (const op of change.ops) {
     switch (op.op) {
       case 'set_policy': {
         const w = file.wallets.find((x) => x.descriptor.wallet === op.policy.wallet);
         // A wallet this signer does not serve: nothing of its own to pin.
-        if (w) {
-          w.policy_digest = policyDigest(op.policy);
-          w.policy_since = readyAt;
-        }
+        if (w) w.policy_digest = policyDigest(op.policy);
         break;
       }
       case 'set_wallet': {
@@ -202,8 +196,7 @@ export function trustAfterChange(trust: Trust, change: ChangeSet, readyAt: numbe
         if (w) {
           w.descriptor = op.descriptor;
           w.policy_digest = policyDigest(op.policy);
-          w.policy_since = readyAt;
-        } else file.wallets.push({ descriptor: op.descriptor, policy_digest: policyDigest(op.policy), policy_since: readyAt });
+        } else file.wallets.push({ descriptor: op.descriptor, policy_digest: policyDigest(op.policy) });
         break;
       }
       case 'set_approver': {
@@ -211,17 +204,18 @@ export function trustAfterChange(trust: Trust, change: ChangeSet, readyAt: numbe
         const i = file.approvers.findIndex((a) => a.id === op.id);
         if (i >= 0) file.approvers[i] = entry;
         else file.approvers.push(entry);
-        if (op.wallet !== undefined) since(op.wallet);
         break;
       }
       case 'remove_approver':
         file.approvers = file.approvers.filter((a) => a.id !== op.id);
-        if (op.wallet !== undefined) since(op.wallet);
         break;
       default:
         break;
     }
   }
+  // The same wallets the control plane marks (the SDK's one rule).
+  const changed = walletsChangedBy(change);
+  for (const w of file.wallets) if (changed.has(w.descriptor.wallet)) w.policy_since = readyAt;
   file.governance = governanceAfter(trust.governance, change);
   return parseTrust(file);
 }

@@ -4,15 +4,17 @@
  * applies it live (no restart), journals it, and never goes back to an older version, through a
  * push or a restart on the old trust file. Everything else a control plane pushes is refused.
  */
-import { changeSetDigest, policyDigest, signChangeApproval, SIGNER_TOKEN_HEADER, type AdminPolicy, type ChangeSet, type PolicySet, type SignerClient, type SignRequest } from '@vault/sdk';
+import { changeSetDigest, createSignerClient, policyDigest, signChangeApproval, SIGNER_TOKEN_HEADER, type AdminPolicy, type ChangeSet, type PolicySet, type SignerClient, type SignRequest } from '@vault/sdk';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Listening } from '../../src/http/index.js';
 import { main } from '../../src/signer/cli.js';
 import { replayGovernance } from '../../src/signer/governance.js';
+import { sealKey } from '../../src/signer/keystore.js';
+import { startSigner } from '../../src/signer/serve.js';
 import { loadTrust, parseTrust, type Trust } from '../../src/signer/trust.js';
-import { approver, basePolicy, makeWorld, serveWorld, type World } from './helpers.js';
+import { approver, basePolicy, makeWorld, PASSPHRASE, serveWorld, TEST_KDF, type World } from './helpers.js';
 
 const TOKEN = 'governance-test-token-0123456789abcdef';
 const admins = [approver('admin1', 11), approver('admin2', 12), approver('admin3', 13)];
@@ -138,6 +140,24 @@ describe('change sets at the signer', () => {
     expect(await outcome(await fresh(['alice', 'bob', 'carol']))).toMatch(/^policy_mismatch/);
     // Nor can the operator's bootstrap command be run again to start over.
     await expect(main(['admins', '--trust', trustPath, '--admins', trustPath])).rejects.toThrow(/already has admins/);
+  });
+
+  it('a signer process restarted on its old trust file (version 0) serves version 1 from its journal', async () => {
+    await applyRaise();
+    await server.close();
+    w.state.close();
+    // The receipt key sealed where a real signer keeps it, then the real start-up path (serve.ts).
+    writeFileSync(join(w.stateDir, 'receipt-key.json'), JSON.stringify(await sealKey(w.receiptKey, { curve: 'ed25519', passphrase: PASSPHRASE, purpose: 'receipts', kdf: TEST_KDF })), { mode: 0o600 });
+    const token = 'restarted-signer-token-0123456789';
+    const started = await startSigner({ keystore: w.keystoreDir, trust: trustPath, stateDir: w.stateDir, port: 0, passphrase: PASSPHRASE, kdf: TEST_KDF, token });
+    try {
+      expect(JSON.parse(readFileSync(trustPath, 'utf8')).governance.version).toBe(0);
+      expect(await createSignerClient({ baseUrl: started.url, token }).governance()).toMatchObject({ version: 1, governance: { version: 1 } });
+    } finally {
+      await started.stop();
+    }
+    w.reopen();
+    await serve(replayGovernance(loadTrust(trustPath), w.state));
   });
 
   it('attack: a forged admin signature', async () => {
