@@ -12,6 +12,7 @@
 import {
   ChangeApprovalSchema,
   ChangeSetSchema,
+  changeSetDigest,
   changeSetId,
   checkChangeSet,
   governanceAfter,
@@ -164,7 +165,7 @@ export class Changes {
       if (webhook >= 0) throw new ValidationError('change', [{ path: `ops.${webhook}.op`, message: 'set_webhook is not applied by change set yet; use POST /webhooks' }]);
       // Would it apply to this state? Refused now, naming the op, rather than after the admins signed.
       stateAfterChange(this.#core.state, change, now, now);
-      const digest = checkChangeSet(g.policy, change, [], now).digest as string;
+      const digest = changeSetDigest(change);
       const id = changeSetId(digest);
       const known = g.changes.find((c) => c.id === id);
       if (known) return { ok: true, change: known };
