@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { adminMain } from '../../src/control-plane/admin-cli.js';
 import { approver } from '../signer/helpers.js';
-import { approvalPolicy, setupRig, type Rig } from './rig.js';
+import { approvalPolicy, OPERATOR, setupRig, type Rig } from './rig.js';
 
 const admins = [approver('admin1', 21), approver('admin2', 22), approver('admin3', 23)];
 const governance: AdminPolicy = { admins: admins.map((a) => ({ id: a.id, public_key: a.publicKeyHex, weight: 1 })), threshold: 2, delay_seconds: 0, version: 0 };
@@ -119,6 +119,32 @@ describe('change sets: control plane and signer', () => {
     expect(veto).toMatchObject({ status: 200, body: { status: 'vetoed' } });
     expect((await call(r, 'POST', `/changes/${proposed.body.id}/approve`, adminVerdict(r, admins[2]!, change))).status).toBe(403);
     expect((await call(r, 'GET', '/devices')).body.devices.find((d: { id: string }) => d.id === 'carol').revoked).toBe(false);
+  });
+
+  it('the delay runs from the approval that reached quorum, then /apply; a pending change set goes stale; set_webhook is refused', async () => {
+    const r = (rig = await setupRig(approvalPolicy, undefined, { governance: { ...governance, delay_seconds: 3600 } }));
+    const wallet = r.w.wallet.wallet;
+    const webhook = await call(r, 'POST', '/changes', { base_version: 0, ops: [{ op: 'set_webhook', url: 'https://hooks.example/x' }] });
+    expect(webhook.status).toBe(400);
+    expect(JSON.stringify(webhook.body)).toMatch(/set_webhook/);
+    const other = await call(r, 'POST', '/changes', { base_version: 0, ops: [{ op: 'remove_approver', id: 'carol' }] });
+    const proposed = await call(r, 'POST', '/changes', { base_version: 0, ops: [{ op: 'set_policy', policy: raised(wallet) }] });
+    const change = proposed.body.change as ChangeSet;
+    await call(r, 'POST', `/changes/${proposed.body.id}/approve`, adminVerdict(r, admins[0]!, change));
+    const quorum = await call(r, 'POST', `/changes/${proposed.body.id}/approve`, adminVerdict(r, admins[1]!, change));
+    expect(quorum.body).toMatchObject({ status: 'pending', waiting: { reason: 'delay_not_elapsed', ready_at: r.w.clock.now - 30 + 3600 } });
+    expect((await call(r, 'POST', `/changes/${proposed.body.id}/apply`)).status).toBe(403);
+    r.w.clock.now += 3600;
+    // An hour later the operator's session has idled out: a new one.
+    await r.cp.unlock(OPERATOR);
+    const applied = await call(r, 'POST', `/changes/${proposed.body.id}/apply`);
+    expect(applied).toMatchObject({ status: 200, body: { status: 'applied', version: 1, signers: [{ ok: true }] } });
+    expect((await r.signer.governance()).version).toBe(1);
+    // The other change set was based on version 0: stale now, and its approvals can never count.
+    expect((await call(r, 'GET', `/changes/${other.body.id}`)).body.status).toBe('stale');
+    const late = await call(r, 'POST', `/changes/${other.body.id}/approve`, adminVerdict(r, admins[0]!, other.body.change));
+    expect(late).toMatchObject({ status: 403 });
+    expect(JSON.stringify(late.body)).toMatch(/stale/);
   });
 
   it('admins approve from the command line: `admin keygen` and `change approve`', async () => {
