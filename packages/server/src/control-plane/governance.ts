@@ -25,12 +25,16 @@ import {
   walletsChangedBy,
   type ChangeSet,
   type ChangeSetCheck,
+  type ReceiptRecord,
   type SignerClient,
 } from '@vault/sdk';
 import type { Core } from './core.js';
 import { STATE_FILE } from './core.js';
 import { signerClient, signerServices } from './signers.js';
 import { encodeState, MAX_STORED_CHANGES, type Device, type StateFile, type StoredChange } from './state.js';
+import { CreateWebhookRequestSchema } from './openapi.js';
+import type { WebhookEndpoint } from './webhooks/config.js';
+import type { Webhooks } from './webhooks/service.js';
 
 /** How long a signer's report of its governance version stands before the next sign request asks again. */
 export const GOVERNANCE_ACK_SECONDS = 60;
@@ -57,7 +61,7 @@ function view(c: StoredChange, check?: ChangeSetCheck): Record<string, unknown> 
  * whose policy changed did (`policy_since`). Pure; throws a ValidationError naming the op when one
  * cannot apply to this state (the change stays pending).
  */
-export function stateAfterChange(state: StateFile, change: ChangeSet, readyAt: number, now: number): StateFile {
+export function stateAfterChange(state: StateFile, change: ChangeSet, readyAt: number, now: number, webhooks: readonly WebhookEndpoint[] = []): StateFile {
   const gov = state.governance;
   if (!gov) throw new ValidationError('governance', [{ path: '', message: 'no admin policy is configured' }]);
   const next: StateFile = structuredClone(state);
@@ -102,16 +106,24 @@ export function stateAfterChange(state: StateFile, change: ChangeSet, readyAt: n
         break;
       }
       case 'set_webhook':
-        // The secret must be generated and sealed where the change applies and shown to someone
-        // once; not wired yet: refused at proposal (see propose), so never reached.
-        throw new ValidationError(at, [{ path: 'op', message: 'set_webhook is not applied by change set yet; use POST /webhooks' }]);
+        // Its endpoint (id, sealed secret) is made where the change applies and passed in, one
+        // per set_webhook op in order: a change set never carries a secret.
+        break;
       case 'set_admin_policy':
         break;
     }
   });
+  if (webhooks.length > 0) next.webhooks = { ...next.webhooks, endpoints: [...next.webhooks.endpoints, ...webhooks] };
   next.governance.policy = governanceAfter(gov.policy, change);
   for (const w of walletsChangedBy(change)) next.governance.policy_since = { ...next.governance.policy_since, [w]: readyAt };
   return next;
+}
+
+/** A change set ready to commit: the state it leaves, its receipt (drafted when chained) and the webhook endpoints it adds. */
+interface Applied {
+  state: StateFile;
+  receipt: () => ReceiptRecord;
+  webhooks: { endpoint: WebhookEndpoint; secret: string }[];
 }
 
 export class Changes {
@@ -120,8 +132,12 @@ export class Changes {
   readonly #acks = new Map<string, { version: number; at: number }>();
   readonly #pushes = new Map<string, Promise<void>>();
 
-  constructor(core: Core) {
+  readonly #webhooks: () => Webhooks;
+
+  /** `webhooks`: the control plane's webhook service (made after this), for set_webhook. */
+  constructor(core: Core, webhooks: () => Webhooks) {
     this.#core = core;
+    this.#webhooks = webhooks;
   }
 
   #gov() {
@@ -154,15 +170,21 @@ export class Changes {
   /** POST /changes: a diff against the current version (409 naming both versions on another base). */
   async propose(raw: unknown, proposedBy: string): Promise<ProposeOutcome> {
     this.#core.writer.assertWritable();
+    this.#gov();
+    const now = this.#core.now();
+    const change = proposal(raw, proposedBy, now);
+    // Webhook URLs are checked outside the state lock (a name lookup may take a moment).
+    for (const [i, op] of change.ops.entries()) {
+      if (op.op !== 'set_webhook') continue;
+      // As POST /webhooks takes it (URL rules, event filters), and not to a refused address.
+      parseWith(CreateWebhookRequestSchema, { url: op.url, types: op.types, description: op.description }, `change.ops.${i}`);
+      await this.#webhooks().assertDeliverable(op.url, `ops.${i}.url`);
+    }
     return this.#core.stateLock.run(STATE_FILE, async () => {
       const g = this.#gov();
-      const now = this.#core.now();
-      const change = proposal(raw, proposedBy, now);
       if (change.base_version !== g.policy.version) {
         return { ok: false, status: 409, body: { error: `change set is based on version ${change.base_version}; the current version is ${g.policy.version}`, base_version: change.base_version, current_version: g.policy.version } };
       }
-      const webhook = change.ops.findIndex((o) => o.op === 'set_webhook');
-      if (webhook >= 0) throw new ValidationError('change', [{ path: `ops.${webhook}.op`, message: 'set_webhook is not applied by change set yet; use POST /webhooks' }]);
       // Would it apply to this state? Refused now, naming the op, rather than after the admins signed.
       stateAfterChange(this.#core.state, change, now, now);
       const digest = changeSetDigest(change);
@@ -202,24 +224,26 @@ export class Changes {
       const recorded: StoredChange = { ...c, approvals };
       // Everything is built and checked before anything is written.
       const applied = check.ok ? this.#applied(recorded, check, now) : null;
+      let secrets: { id: string; secret: string }[] = [];
       const base: StateFile = applied ? applied.state : { ...this.#core.state, governance: { ...g, changes: g.changes.map((x) => (x.id === id ? { ...recorded, status } : x)) } };
       const next = encodeState(base);
       // Receipts before the state (as pairing): never a change in force without its receipt. Each
       // is drafted right before it is chained (no await between).
       await this.#core.writer.appendReceipt(this.#core.writer.draftReceipt('change.verdict', { id, admin_id: approval.admin_id, verdict: approval.verdict, at: approval.at, weight: check.weight, threshold: check.threshold }));
-      if (applied) await this.#core.writer.appendReceipt(applied.receipt());
+      if (applied) secrets = await this.#commitApplied(applied);
       this.#core.writeState(next);
-      return { check, status };
+      if (applied) this.#webhooks().added(secrets.map((x) => x.id));
+      return { check, status, secrets };
     });
     const result: Record<string, unknown> = this.get(id);
-    if (outcome.status === 'applied') result['signers'] = await this.pushAll();
+    if (outcome.status === 'applied') Object.assign(result, this.#shown(outcome.secrets), { signers: await this.pushAll() });
     return result;
   }
 
   /** POST /changes/{id}/apply: applies a pending change set whose delay has run since its quorum. */
   async apply(id: string): Promise<Record<string, unknown>> {
     this.#core.writer.assertWritable();
-    await this.#core.stateLock.run(STATE_FILE, async () => {
+    const secrets = await this.#core.stateLock.run(STATE_FILE, async () => {
       const g = this.#gov();
       const c = this.#current(this.#find(id));
       if (c.status !== 'pending') throw new RefusedError(`change ${id} is ${c.status}`, { data: { reason: `change_${c.status}`, version: g.policy.version } });
@@ -228,19 +252,34 @@ export class Changes {
       if (!check.ok) throw new RefusedError(`change ${id} does not apply yet: ${check.reason}: ${check.message}`, { data: { reason: check.reason, ready_at: check.ready_at } });
       const applied = this.#applied(c, check, now);
       const next = encodeState(applied.state);
-      await this.#core.writer.appendReceipt(applied.receipt());
+      const secrets = await this.#commitApplied(applied);
       this.#core.writeState(next);
+      this.#webhooks().added(secrets.map((x) => x.id));
+      return secrets;
     });
-    return { ...this.get(id), signers: await this.pushAll() };
+    return { ...this.get(id), ...this.#shown(secrets), signers: await this.pushAll() };
   }
 
-  #applied(c: StoredChange, check: Extract<ChangeSetCheck, { ok: true }>, now: number) {
-    const after = stateAfterChange(this.#core.state, check.change, check.ready_at, now);
+  /** The change.applied receipt, then a webhook.created per endpoint it adds, each drafted right before it is chained. */
+  async #commitApplied(applied: Applied): Promise<{ id: string; secret: string }[]> {
+    await this.#core.writer.appendReceipt(applied.receipt());
+    for (const { endpoint } of applied.webhooks) await this.#core.writer.appendReceipt(this.#webhooks().createdReceipt(endpoint));
+    return applied.webhooks.map(({ endpoint, secret }) => ({ id: endpoint.id, secret }));
+  }
+
+  /** A new webhook's secret is in the answer that applied it, this once (as POST /webhooks). */
+  #shown(secrets: { id: string; secret: string }[]): Record<string, unknown> {
+    return secrets.length > 0 ? { webhook_secrets: secrets } : {};
+  }
+
+  #applied(c: StoredChange, check: Extract<ChangeSetCheck, { ok: true }>, now: number): Applied {
+    const webhooks = check.change.ops.flatMap((o) => (o.op === 'set_webhook' ? [this.#webhooks().newEndpoint({ url: o.url, types: o.types, description: o.description })] : []));
+    const after = stateAfterChange(this.#core.state, check.change, check.ready_at, now, webhooks.map((w) => w.endpoint));
     const stored: StoredChange = { ...c, approvals: check.approvals, status: 'applied', applied_at: now, version: check.version, ready_at: check.ready_at };
     const gov = after.governance!;
     const state: StateFile = { ...after, governance: { ...gov, changes: gov.changes.map((x) => (x.id === c.id ? stored : x)) } };
     const receipt = () => this.#core.writer.draftReceipt('change.applied', { id: c.id, digest: c.digest, version: check.version, ready_at: check.ready_at, ops: check.change.ops.map((o) => o.op) });
-    return { state, receipt };
+    return { state, receipt, webhooks };
   }
 
   /** Applied change sets in version order. */

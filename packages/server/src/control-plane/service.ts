@@ -126,7 +126,7 @@ export class ControlPlane {
     this.deviceAuth = new DeviceAuth(core, this.sessions);
     this.#protections = new Protections(core);
     this.#restrictions = new Restrictions(core);
-    this.changes = new Changes(core);
+    this.changes = new Changes(core, () => this.webhooks);
     this.#signers = new Signers(core, this.#restrictions, this.changes);
     this.#lifecycle = new Lifecycle(core, this.#restrictions);
     this.#intents = new Intents(core, this.#protections, this.#lifecycle, (record) => this.#signers.observe(record));

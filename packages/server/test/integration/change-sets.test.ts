@@ -121,12 +121,12 @@ describe('change sets: control plane and signer', () => {
     expect((await call(r, 'GET', '/devices')).body.devices.find((d: { id: string }) => d.id === 'carol').revoked).toBe(false);
   });
 
-  it('the delay runs from the approval that reached quorum, then /apply; a pending change set goes stale; set_webhook is refused', async () => {
+  it('the delay runs from the approval that reached quorum, then /apply; a pending change set goes stale; a webhook to a private address is refused', async () => {
     const r = (rig = await setupRig(approvalPolicy, undefined, { governance: { ...governance, delay_seconds: 3600 } }));
     const wallet = r.w.wallet.wallet;
-    const webhook = await call(r, 'POST', '/changes', { base_version: 0, ops: [{ op: 'set_webhook', url: 'https://hooks.example/x' }] });
+    const webhook = await call(r, 'POST', '/changes', { base_version: 0, ops: [{ op: 'set_webhook', url: 'http://127.0.0.1:9/hook' }] });
     expect(webhook.status).toBe(400);
-    expect(JSON.stringify(webhook.body)).toMatch(/set_webhook/);
+    expect(JSON.stringify(webhook.body)).toMatch(/ops\.0\.url.*SSRF/);
     const other = await call(r, 'POST', '/changes', { base_version: 0, ops: [{ op: 'remove_approver', id: 'carol' }] });
     const proposed = await call(r, 'POST', '/changes', { base_version: 0, ops: [{ op: 'set_policy', policy: raised(wallet) }] });
     const change = proposed.body.change as ChangeSet;
@@ -145,6 +145,24 @@ describe('change sets: control plane and signer', () => {
     const late = await call(r, 'POST', `/changes/${other.body.id}/approve`, adminVerdict(r, admins[0]!, other.body.change));
     expect(late).toMatchObject({ status: 403 });
     expect(JSON.stringify(late.body)).toMatch(/stale/);
+  });
+
+  it('set_webhook: the control plane makes and seals the secret when the change applies, shown once in that answer', async () => {
+    const r = (rig = await setupRig(approvalPolicy, undefined, { governance }));
+    const proposed = await call(r, 'POST', '/changes', { base_version: 0, ops: [{ op: 'set_webhook', url: 'https://93.184.215.14/hook', types: ['change.*'], description: 'audit' }] });
+    expect(proposed.status).toBe(201);
+    expect(JSON.stringify(proposed.body)).not.toMatch(/secret/);
+    const change = proposed.body.change as ChangeSet;
+    await call(r, 'POST', `/changes/${proposed.body.id}/approve`, adminVerdict(r, admins[0]!, change));
+    const applied = await call(r, 'POST', `/changes/${proposed.body.id}/approve`, adminVerdict(r, admins[1]!, change));
+    expect(applied.body).toMatchObject({ status: 'applied', webhook_secrets: [{ id: expect.stringMatching(/^wh_/), secret: expect.stringMatching(/^whsec_/) }] });
+    const listed = (await call(r, 'GET', '/webhooks')).body.webhooks;
+    expect(listed).toMatchObject([{ id: applied.body.webhook_secrets[0].id, types: ['change.*'], description: 'audit' }]);
+    expect(JSON.stringify(listed)).not.toContain(applied.body.webhook_secrets[0].secret);
+    // Never shown again.
+    expect(JSON.stringify((await call(r, 'GET', `/changes/${proposed.body.id}`)).body)).not.toContain(applied.body.webhook_secrets[0].secret);
+    const events = (await call(r, 'GET', '/events?types=webhook.created,change.applied')).body.events.map((e: { type: string }) => e.type);
+    expect(events).toEqual(['change.applied', 'webhook.created']);
   });
 
   it('admins approve from the command line: `admin keygen` and `change approve`', async () => {
