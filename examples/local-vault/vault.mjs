@@ -208,7 +208,7 @@ export async function startControlPlane(cpDir, port, env, nodeArgs = []) {
  * Starts and provisions everything (see the top of this file); `kdfLog2` sizes the signers' keystore
  * KDF; `hsm` puts signer a's keys in a SoftHSM2 token.
  */
-export async function setUp({ dir: where, port = '7331', kdfLog2 = '15', hsm = false } = {}) {
+export async function setUp({ dir: where, port = '7331', kdfLog2 = '15', hsm = false, admins } = {}) {
   const dir = where ?? mkdtempSync(join(tmpdir(), 'vault-local-'));
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   logDir = join(dir, 'logs');
@@ -374,18 +374,27 @@ export async function setUp({ dir: where, port = '7331', kdfLog2 = '15', hsm = f
   };
   for (const s of signers) await friendbot(s.addresses[CHAIN.stellar].address);
 
+  // Change sets (issue #23), when asked for: the same admin quorum in every signer's trust file,
+  // set with the signer's own bootstrap command, and in the control plane's state.
+  if (admins !== undefined) {
+    const adminsFile = join(dir, 'admins.json');
+    writeFileSync(adminsFile, JSON.stringify(admins, null, 2));
+    for (const s of signers) await run(`admins-${s.name}`, CLI.signer, ['admins', '--trust', s.trust, '--admins', adminsFile], s.env);
+  }
+
   // 6. Signer services.
   await Promise.all(signers.map(async (s) => {
     const { line } = await start(`signer ${s.name}`, CLI.signer, ['serve', ...s.keyArgs, '--trust', s.trust, '--state-dir', join(s.home, 'state'), '--port', '0'], s.env, (j) => typeof j.listening === 'string');
     s.url = line.listening;
     s.receiptPublicKey = line.receipt_public_key;
+    s.pid = line.pid;
   }));
 
   // 7. The control plane learns where each member address's signer is, then starts.
   const state = readStateFile(statePath);
   const endpoints = {};
   for (const s of signers) for (const { address } of Object.values(s.addresses)) endpoints[address] = { url: s.url, token: s.env.VAULT_SIGNER_TOKEN, label: `signer-${s.name}` };
-  writeStateFile(statePath, { ...state, signers: endpoints });
+  writeStateFile(statePath, { ...state, signers: endpoints, ...(admins !== undefined ? { governance: { policy: { ...admins, version: 0 }, policy_since: {}, changes: [] } } : {}) });
   const cpEnv = { [EXECUTOR_ENV]: evm.accounts.executor.privateKey };
   const { child: cpChild, url: cpUrl } = await startControlPlane(cpDir, port, cpEnv);
 

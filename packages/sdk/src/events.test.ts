@@ -35,6 +35,9 @@ describe('projectReceipt', () => {
       ['operator.disabled', { name: 'olga', disabled_at: at }, {}],
       ['apikey.created', { id: '0123456789abcdef', bound_to: 'agent:bot', wallets: ['ops'], expires_at: at + 60, label: 'bot', created_at: at }, {}],
       ['apikey.revoked', { id: '0123456789abcdef', revoked_at: at }, {}],
+      ['change.proposed', { id: 'chg_01', digest: 'ab'.repeat(32), base_version: 0, ops: ['set_policy'], proposed_by: 'a1' }, {}],
+      ['change.verdict', { id: 'chg_01', admin_id: 'a1', verdict: 'approve', at: 5 }, {}],
+      ['change.applied', { id: 'chg_01', digest: 'ab'.repeat(32), version: 1, ready_at: 5 }, {}],
     ];
     expect(new Set(samples.map((s) => s[0]))).toEqual(new Set(PROJECTED_RECEIPT_KINDS));
     const seen = new Set<string>();

@@ -56,6 +56,9 @@ export const EVENT_TYPES = {
   'operator.disabled': 'an operator account was disabled (its sessions end)',
   'apikey.created': 'an API key was created (id, binding, wallets, expiry, label; never its secret or digest)',
   'apikey.revoked': 'an API key was revoked',
+  'change.proposed': 'a change set was proposed (its id, base version and op kinds)',
+  'change.verdict_recorded': "an admin's signed approval or rejection of a change set was recorded",
+  'change.applied': 'a change set reached its admin quorum and delay and applied (the new governance version)',
 } as const;
 export type EventType = keyof typeof EVENT_TYPES;
 
@@ -154,7 +157,15 @@ const PROJECTIONS: Record<string, Project> = {
     if (typeof b['id'] !== 'string') throw new InternalError('receipt apikey.revoked names no key');
     return [draft(r, 'apikey.revoked', { apikey: b['id'] }, pick(b, ['id', 'revoked_at']))];
   },
+  'change.proposed': (r, b) => [draft(r, 'change.proposed', changeSubject(r, b), pick(b, ['id', 'digest', 'base_version', 'ops', 'proposed_by']))],
+  'change.verdict': (r, b) => [draft(r, 'change.verdict_recorded', changeSubject(r, b), pick(b, ['id', 'admin_id', 'verdict', 'at', 'weight', 'threshold']))],
+  'change.applied': (r, b) => [draft(r, 'change.applied', changeSubject(r, b), pick(b, ['id', 'digest', 'version', 'ready_at', 'ops']))],
 };
+
+function changeSubject(r: ProjectedReceipt, b: Body): VaultEvent['subject'] {
+  if (typeof b['id'] !== 'string') throw new InternalError(`receipt ${r.kind} names no change set`);
+  return { change: b['id'] };
+}
 
 /** The receipt kinds that have a projection (every kind the control plane may write). */
 export const PROJECTED_RECEIPT_KINDS: readonly string[] = Object.freeze(Object.keys(PROJECTIONS));

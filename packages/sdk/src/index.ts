@@ -24,6 +24,7 @@ export { verifyEd25519, verifyEd25519Async, signEd25519, ed25519Signer, ed25519P
 export * from './approvals.js';
 export * from './statements.js';
 export * from './restrictions.js';
+export * from './governance.js';
 export * from './lifetime.js';
 export * from './cancel.js';
 export { parseInitiator, formatIdentity, sameIdentity, isInitiator, approverIdentity, INITIATOR_RE, KEY_BINDING_RE, ACTOR_RE, type Identity } from './identity.js';

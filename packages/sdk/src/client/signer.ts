@@ -13,6 +13,7 @@ import {
   type RestrictionsInForce,
   type RestrictionsResult,
 } from '../schemas/restriction.js';
+import { GovernanceOutcomeSchema, GovernancePushSchema, GovernanceStatusSchema, type ChangeApproval, type ChangeSet, type GovernanceOutcome, type GovernanceStatus } from '../schemas/governance.js';
 import {
   ObserveRequestSchema,
   ObserveResponseSchema,
@@ -85,6 +86,14 @@ export interface SignerClient {
   restrict(restrictions: readonly Restriction[]): Promise<RestrictionsResult>;
   /** GET /restrictions (signer token): the restrictions in force. */
   restrictions(): Promise<RestrictionsInForce>;
+  /**
+   * POST /governance/changes (signer token): an applied change set with the admin approvals that
+   * carried it. The signer judges it against its own admin policy; a refusal (403, 409) is an
+   * answer (`ok: false` with the reason and the signer's version), not an error.
+   */
+  pushChange(change: ChangeSet, approvals: readonly ChangeApproval[]): Promise<GovernanceOutcome>;
+  /** GET /governance (signer token): the signer's admin policy and version. */
+  governance(): Promise<GovernanceStatus>;
 }
 
 /**
@@ -151,5 +160,19 @@ export function createSignerClient(options: SignerClientOptions): SignerClient {
     },
 
     restrictions: async () => http.request(authed({ method: 'GET', path: '/restrictions', label: 'GET /restrictions' }), RestrictionsInForceSchema),
+
+    async pushChange(change, approvals) {
+      const body = parseWith(GovernancePushSchema, { change, approvals }, 'governance change');
+      const spec = authed({ method: 'POST', path: '/governance/changes', label: 'POST /governance/changes', body });
+      const reply = await http.send(spec);
+      if (reply.status === 200 || reply.status === 403 || reply.status === 409) {
+        const outcome = GovernanceOutcomeSchema.safeParse(reply.body);
+        if (outcome.success) return outcome.data;
+      }
+      if (reply.status < 200 || reply.status >= 300) throw http.errorFor(spec, reply);
+      return http.parseReply(spec, reply, GovernanceOutcomeSchema);
+    },
+
+    governance: async () => http.request(authed({ method: 'GET', path: '/governance', label: 'GET /governance' }), GovernanceStatusSchema),
   };
 }

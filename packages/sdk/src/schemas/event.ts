@@ -46,10 +46,12 @@ export const EventSubjectSchema = z
     operator: boundedString(64).optional(),
     /** An API key, by its id (`apikey.created`, `apikey.revoked`). */
     apikey: boundedString(64).optional(),
+    /** A change set's id (`chg_…`). */
+    change: boundedString(128).optional(),
   })
   .refine(
-    (s) => s.intent !== undefined || s.wallet !== undefined || s.device !== undefined || s.state !== undefined || s.webhook !== undefined || s.operator !== undefined || s.apikey !== undefined,
-    'subject names no intent, wallet, device, state, webhook, operator or apikey',
+    (s) => s.intent !== undefined || s.wallet !== undefined || s.device !== undefined || s.state !== undefined || s.webhook !== undefined || s.operator !== undefined || s.apikey !== undefined || s.change !== undefined,
+    'subject names no intent, wallet, device, state, webhook, operator, apikey or change',
   );
 
 export const VaultEventSchema = z.strictObject({

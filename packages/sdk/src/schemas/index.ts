@@ -21,6 +21,7 @@ import {
   StoredIntentSchema,
 } from './control-plane.js';
 import { EventPageSchema, VaultEventSchema } from './event.js';
+import { AdminPolicySchema, ChangeApprovalSchema, ChangeSetSchema, GovernancePushSchema } from './governance.js';
 import { AssetSpecSchema, IntentRequestSchema, OperationSchema } from './intent.js';
 import { PolicySetSchema, RuleSchema } from './policy.js';
 import { FindingSchema, ProtectInputsSchema, SignerOutcomeSchema } from './protect.js';
@@ -34,6 +35,7 @@ export * from './approval.js';
 export * from './common.js';
 export * from './control-plane.js';
 export * from './event.js';
+export * from './governance.js';
 export * from './intent.js';
 export * from './policy.js';
 export * from './protect.js';
@@ -111,6 +113,10 @@ export const WIRE_SCHEMAS = {
   SupplyReport: SupplyReportSchema,
   VaultEvent: VaultEventSchema,
   EventPage: EventPageSchema,
+  AdminPolicy: AdminPolicySchema,
+  ChangeSet: ChangeSetSchema,
+  ChangeApproval: ChangeApprovalSchema,
+  GovernancePush: GovernancePushSchema,
 } as const;
 export type WireSchemaName = keyof typeof WIRE_SCHEMAS;
 

@@ -86,6 +86,11 @@ export const ACCESS = {
   'POST /api-keys': ADMIN,
   'GET /api-keys': ACCOUNT_READERS,
   'POST /api-keys/{id}/revoke': ADMIN,
+  'POST /changes': ADMIN,
+  'GET /changes': ADMIN,
+  'GET /changes/{id}': ADMIN,
+  'POST /changes/{id}/approve': ADMIN,
+  'POST /changes/{id}/apply': ADMIN,
 } as const satisfies Record<string, readonly Role[]>;
 export type RouteKey = keyof typeof ACCESS;
 

@@ -31,11 +31,13 @@ import { createServiceApp, errorResponse, readJson } from '../http/app.js';
 import { bearerToken } from '../http/auth.js';
 import { httpMetrics, metricsHandler, readyResponse } from '../http/metrics.js';
 import { allow, principalOf, type RouteKey } from './access.js';
+import { actorOf } from './actor.js';
 import { forbidden } from './device-auth.js';
 import { eventStream } from './event-stream.js';
 import { controlPlaneMetrics, controlPlaneReadiness } from './metrics.js';
 import {
   ApiKeyIdSchema,
+  ChangeIdSchema,
   CreateApiKeyRequestSchema,
   CreateOperatorRequestSchema,
   CreateWebhookRequestSchema,
@@ -56,6 +58,8 @@ export const INTENT_BODY_LIMIT = 320 * 1024;
 export const SMALL_BODY_LIMIT = 16 * 1024;
 /** A proposed policy: as large as the state file lets a policy grow in practice (approver lists). */
 export const POLICY_BODY_LIMIT = 256 * 1024;
+/** Largest POST /changes body: a change set may carry up to 256 policies. */
+export const CHANGE_BODY_LIMIT = 1024 * 1024;
 
 const ClaimSchema = z.looseObject({
   code: z.string().min(1).max(64),
@@ -386,6 +390,21 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
   });
   app.get('/api-keys', allowTo('GET /api-keys'), (c) => c.json({ api_keys: cp.identities.apiKeys() }));
   app.post('/api-keys/:id/revoke', allowTo('POST /api-keys/{id}/revoke'), async (c) => c.json(await cp.identities.revokeApiKey(param(c, 'id', ApiKeyIdSchema))));
+  // Change sets (governance.ts): admin session; the admins' own signatures are what apply one.
+  app.post('/changes', allowTo('POST /changes'), async (c) => {
+    const body = await readJson(c, z.unknown(), 'change', CHANGE_BODY_LIMIT);
+    const who = principalOf(c);
+    const r = await cp.changes.propose(body, actorOf(who));
+    return r.ok ? c.json(cp.changes.get(r.change.id), 201) : c.json(r.body, r.status);
+  });
+  app.get('/changes', allowTo('GET /changes'), (c) => c.json(cp.changes.list()));
+  app.get('/changes/:id', allowTo('GET /changes/{id}'), (c) => c.json(cp.changes.get(param(c, 'id', ChangeIdSchema))));
+  app.post('/changes/:id/approve', allowTo('POST /changes/{id}/approve'), async (c) => {
+    const id = param(c, 'id', ChangeIdSchema);
+    const body = await readJson(c, z.unknown(), 'approval', SMALL_BODY_LIMIT);
+    return c.json(await cp.changes.approve(id, body));
+  });
+  app.post('/changes/:id/apply', allowTo('POST /changes/{id}/apply'), async (c) => c.json(await cp.changes.apply(param(c, 'id', ChangeIdSchema))));
 
   app.post('/webhooks', allowTo('POST /webhooks'), async (c) => {
     const body = await readJson(c, CreateWebhookRequestSchema, 'webhook', SMALL_BODY_LIMIT);

@@ -10,6 +10,7 @@ import {
   STATUS_BY_DECISION,
   ValidationError,
   verifyApprovals,
+  approvalsUnderPolicy,
   type ApprovalProblem,
   type ApproverKey,
   type Decision,
@@ -38,7 +39,9 @@ export function approverKeys(state: StateFile): Map<string, ApproverKey> {
  * younger than the wallet's approval age, `maxAgeSeconds`).
  */
 export function countedApprovals(state: StateFile, record: Pick<IntentRecord, 'intentId' | 'approvals' | 'intent' | 'created_at'>, now: number, maxAgeSeconds: number): SignedApproval[] {
-  return verifyApprovals(record.approvals, {
+  // Approvals dated before a change set last changed the wallet's policy do not count (the signer drops them too).
+  const under = approvalsUnderPolicy(record.approvals, state.governance?.policy_since[record.intent.wallet]).kept;
+  return verifyApprovals(under, {
     intentId: record.intentId,
     approvers: approverKeys(state),
     initiator: record.intent.initiator,

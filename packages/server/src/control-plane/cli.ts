@@ -2,18 +2,21 @@
 /**
  * @module control-plane/cli
  * `vault-control-plane init --state-dir DIR [--passphrase-file FILE]` and
- * `vault-control-plane serve --state-dir DIR [--port 7331] [--host 127.0.0.1] [--event-heartbeat-seconds 15]`.
+ * `vault-control-plane serve --state-dir DIR [--port 7331] [--host 127.0.0.1] [--event-heartbeat-seconds 15]`,
+ * and the admin commands of change sets (admin-cli.ts).
  * The passphrase comes from VAULT_OPERATOR_PASSPHRASE, a --passphrase-file, or a prompt on a TTY.
  */
 import { VaultError } from '@vault/sdk';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { isLoopbackHost } from '../http/app.js';
+import { ADMIN_USAGE, adminMain, AdminUsageError } from './admin-cli.js';
 import { initStateDir, startControlPlane } from './run.js';
 
 const USAGE = `usage:
   vault-control-plane init  --state-dir DIR [--passphrase-file FILE]
   vault-control-plane serve --state-dir DIR [--port 7331] [--host 127.0.0.1] [--event-heartbeat-seconds 15]
+${ADMIN_USAGE}
 
 The operator passphrase is read from VAULT_OPERATOR_PASSPHRASE, --passphrase-file, or a TTY prompt.`;
 
@@ -66,6 +69,15 @@ async function main(argv: string[]): Promise<number> {
   if (argv.some((a) => a === '--help' || a === '-h') || argv[0] === 'help') {
     process.stdout.write(`${USAGE}\n`);
     return 0;
+  }
+  if (argv[0] === 'admin' || argv[0] === 'change') {
+    try {
+      return await adminMain(argv, (text) => process.stdout.write(text));
+    } catch (e) {
+      if (!(e instanceof AdminUsageError)) throw e;
+      process.stderr.write(`vault-control-plane: ${e.message}\n${USAGE}\n`);
+      return 2;
+    }
   }
   const { cmd, flags } = parseArgs(argv);
   const stateDir = flags.get('state-dir');

@@ -39,6 +39,7 @@ export const SimulatePolicyRequestSchema = z.strictObject({
   limit: z.int().min(1).max(200).optional().describe('The newest intents of the wallet to evaluate (default and most: 200).'),
 });
 export const DeviceIdSchema = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'device id: 1..128 of A-Z a-z 0-9 . _ : -');
+export const ChangeIdSchema = z.string().regex(/^chg_[0-9a-f]{32}$/, 'change id: chg_ and 32 lowercase hex digits');
 export const DeviceChallengeRequestSchema = z.strictObject({ device_id: DeviceIdSchema });
 export const DeviceSessionRequestSchema = z.strictObject({
   device_id: DeviceIdSchema,
@@ -75,6 +76,7 @@ const EVENT_FILTERS = [
 ];
 const WEBHOOK_ID = idParam('id', '^wh_[0-9a-f]{24}$');
 const DELIVERY_ID = idParam('delivery', '^evt_[0-9]{16}$');
+const CHANGE_ID = idParam('id', '^chg_[0-9a-f]{32}$');
 
 /** Every endpoint of interface.md's control-plane table. */
 export const ROUTES: readonly Op[] = [
@@ -144,6 +146,11 @@ export const ROUTES: readonly Op[] = [
     params: [...EVENT_FILTERS, { name: 'Last-Event-ID', in: 'header', schema: EVENT_ID, description: 'Resume after this event (wins over after)' }],
     errors: [400, 403, 503],
   },
+  { method: 'post', path: '/changes', summary: 'Propose a change set against the current governance version (409 naming both versions on another base)', auth: true, body: 'ChangeSet', ok: 'Object', errors: [400, 403, 409] },
+  { method: 'get', path: '/changes', summary: 'The admin policy, its version and every change set', auth: true, ok: 'Object', errors: [403] },
+  { method: 'get', path: '/changes/{id}', summary: 'One change set, with what it waits for', auth: true, ok: 'Object', params: [CHANGE_ID], errors: [403, 404] },
+  { method: 'post', path: '/changes/{id}/approve', summary: "Record an admin's signed approval or rejection; applies the change set once quorum and delay are met, and pushes it to every signer", auth: true, body: 'ChangeApproval', ok: 'Object', params: [CHANGE_ID], errors: [400, 403, 404] },
+  { method: 'post', path: '/changes/{id}/apply', summary: 'Apply a change set whose delay has run since it reached quorum', auth: true, ok: 'Object', params: [CHANGE_ID], errors: [403, 404] },
   { method: 'post', path: '/webhooks', summary: 'Add a webhook endpoint; the answer holds its secret, shown this once', auth: true, body: 'CreateWebhookRequest', ok: 'Object', errors: [400] },
   { method: 'get', path: '/webhooks', summary: 'Webhook endpoints (never their secrets)', auth: true, ok: 'Object' },
   { method: 'delete', path: '/webhooks/{id}', summary: 'Remove a webhook endpoint and its delivery records', auth: true, ok: 'Object', params: [WEBHOOK_ID], errors: [400, 404] },

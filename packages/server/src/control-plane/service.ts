@@ -57,6 +57,7 @@ import { Execution } from './execute.js';
 import { INTENT_LIST_MAX, Intents, type IntentListFilter, type PolicySimulation } from './intents.js';
 import { EXPIRY_SWEEP_MS, Lifecycle } from './lifecycle.js';
 import { Protections } from './protect.js';
+import { Changes } from './governance.js';
 import { Restrictions } from './restrictions.js';
 import { API_KEY_PREFIX, Identities } from './identities.js';
 import { PassphraseFileSchema, ReceiptSigner, type PassphraseFile } from './secrets.js';
@@ -109,6 +110,8 @@ export class ControlPlane {
   readonly #estate: Estate;
   /** Webhook endpoints and their delivery (webhooks/). */
   readonly webhooks: Webhooks;
+  /** Change sets approved by the admin quorum (governance.ts). */
+  readonly changes: Changes;
   #release: () => void = () => undefined;
 
   private constructor(core: Core, passphrase: PassphraseFile, receiptSigner: ReceiptSigner) {
@@ -126,7 +129,8 @@ export class ControlPlane {
     this.deviceAuth = new DeviceAuth(core, this.sessions);
     this.#protections = new Protections(core);
     this.#restrictions = new Restrictions(core);
-    this.#signers = new Signers(core, this.#restrictions);
+    this.changes = new Changes(core, () => this.webhooks);
+    this.#signers = new Signers(core, this.#restrictions, this.changes);
     this.#lifecycle = new Lifecycle(core, this.#restrictions);
     this.#intents = new Intents(core, this.#protections, this.#lifecycle, (record) => this.#signers.observe(record));
     this.#approvals = new Approvals(core, this.#intents);

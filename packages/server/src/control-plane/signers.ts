@@ -20,6 +20,7 @@ import {
   type WalletDescriptor,
 } from '@vault/sdk';
 import type { Core } from './core.js';
+import type { Changes } from './governance.js';
 import type { Restrictions } from './restrictions.js';
 import type { SignerEndpoint } from './state.js';
 import type { IntentRecord } from './store.js';
@@ -96,9 +97,12 @@ export class Signers {
   /** Observations sent to signers in flight (awaited on close). */
   readonly #observing = new Set<Promise<void>>();
 
-  constructor(core: Core, restrictions: Restrictions) {
+  readonly #changes: Changes;
+
+  constructor(core: Core, restrictions: Restrictions, changes: Changes) {
     this.#core = core;
     this.#restrictions = restrictions;
+    this.#changes = changes;
   }
 
   /**
@@ -150,6 +154,8 @@ export class Signers {
       // Only a signer holding every restriction this control plane holds is asked to sign: a
       // revocation it missed while down reaches it here first, or it is not asked at all.
       await this.#restrictions.restrictSigner(endpoint.url, name, client);
+      // And only one at this control plane's governance version: change sets it missed first, in order.
+      await this.#changes.governSigner(endpoint.url, name, client);
       const res = await client.sign(request);
       if (res.ok) {
         if (res.response.signature.signer_address !== address) {
@@ -162,6 +168,7 @@ export class Signers {
     } catch (e) {
       // It may have restarted on another state: push the restrictions again before the next request.
       this.#restrictions.forget(endpoint.url);
+      this.#changes.forget(endpoint.url);
       const msg = e instanceof VaultError ? e.shortMessage : 'unreachable';
       return { outcome: { signer: name, address, ok: false, detail: `unreachable: ${msg}`.replaceAll(token, '[redacted]') } };
     }

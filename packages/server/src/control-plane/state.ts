@@ -6,6 +6,12 @@
  * Schema of it is written beside it (`state.schema.json`).
  */
 import {
+  AdminPolicySchema,
+  ChangeApprovalSchema,
+  ChangeSetSchema,
+  DigestSchema,
+  MAX_CHANGE_APPROVALS,
+  UnixSecondsSchema,
   AssetSpecSchema,
   AttestationStatementSchema,
   ClearanceStatementSchema,
@@ -106,6 +112,35 @@ export const DriverEntrySchema = z.strictObject({
 });
 export type DriverEntry = z.infer<typeof DriverEntrySchema>;
 
+/** Most change sets the governance section keeps (applied ones are pushed to signers in order). */
+export const MAX_STORED_CHANGES = 4096;
+
+/** A change set as the control plane keeps it: proposed, then applied, vetoed or stale. */
+export const StoredChangeSchema = z.strictObject({
+  id: z.string().regex(/^chg_[0-9a-f]{32}$/),
+  digest: DigestSchema,
+  change: ChangeSetSchema,
+  approvals: z.array(ChangeApprovalSchema).max(MAX_CHANGE_APPROVALS).default([]),
+  status: z.enum(['pending', 'applied', 'vetoed', 'stale']),
+  proposed_at: UnixSecondsSchema,
+  applied_at: UnixSecondsSchema.optional(),
+  version: z.int().min(1).optional(),
+  ready_at: UnixSecondsSchema.optional(),
+});
+export type StoredChange = z.infer<typeof StoredChangeSchema>;
+
+/**
+ * Change sets (issue #23): the admin policy and governance version in force, when each wallet's
+ * policy last changed by change set (approvals of its intents dated before stop counting), and the
+ * change sets proposed and applied. Absent: no admin quorum; the operator edits state.json alone.
+ */
+export const GovernanceSectionSchema = z.strictObject({
+  policy: AdminPolicySchema,
+  policy_since: z.record(z.string().min(1).max(128), UnixSecondsSchema).default({}),
+  changes: z.array(StoredChangeSchema).max(MAX_STORED_CHANGES).default([]),
+});
+export type GovernanceSection = z.infer<typeof GovernanceSectionSchema>;
+
 export const StateFileSchema = z
   .strictObject({
     $schema: z.string().optional(),
@@ -164,6 +199,7 @@ export const StateFileSchema = z
     extra_hosts: z.array(z.string().min(1).max(253)).max(16).default([]),
     /** Webhook endpoints (POST /webhooks adds them) and delivery settings (SSRF allowances, retry horizon). */
     webhooks: WebhooksConfigSchema.default(WebhooksConfigSchema.parse({})),
+    governance: GovernanceSectionSchema.optional(),
   })
   .superRefine((s, ctx) => {
     const ids = new Set<string>();

@@ -2,12 +2,13 @@
  * @module signer/app
  * The signer's HTTP routes on the shared edge (loopback Host check, error bodies, body limits):
  * GET /health, GET /ready and GET /metrics (no signer token; /metrics may want VAULT_METRICS_TOKEN), and GET /keys, POST /sign, POST /observe, GET /receipts, POST and GET
- * /restrictions behind `x-vault-signer-token`.
+ * /restrictions, POST /governance/changes and GET /governance behind `x-vault-signer-token`.
  */
-import { ObserveRequestSchema, RestrictionSetSchema, SessionError, SIGNER_TOKEN_HEADER, SignRequestSchema, ValidationError } from '@vault/sdk';
+import { GovernancePushSchema, ObserveRequestSchema, RestrictionSetSchema, SessionError, SIGNER_TOKEN_HEADER, SignRequestSchema, ValidationError } from '@vault/sdk';
 import type { Hono, MiddlewareHandler } from 'hono';
 import { createServiceApp, readJson, secretMatches } from '../http/index.js';
 import { httpMetricFamilies, httpMetrics, MetricsRegistry, metricsHandler, readyResponse, type ReadyCheck } from '../http/metrics.js';
+import { applyChangeSet, describeGovernance } from './governance.js';
 import { applyRestrictions, describeRestrictions } from './restrictions.js';
 import { observeIntent } from './observe.js';
 import { describeKeys, verifyAndSign, type SignerDeps } from './sign.js';
@@ -133,6 +134,19 @@ export function createSignerApp(deps: SignerAppDeps): Hono {
   });
 
   app.get('/restrictions', auth, (c) => c.json(describeRestrictions(deps.state)));
+
+  // A change set can add power, so the token proves nothing about it: the signer takes it on only
+  // when its own admin quorum signed it (governance.ts). A stale or replayed one is a conflict
+  // (409, the signer's version in the body), anything else the admins did not sign 403.
+  app.post('/governance/changes', auth, async (c) => {
+    const body = await readJson(c, GovernancePushSchema, 'governance change', SIGN_BODY_LIMIT);
+    const outcome = await applyChangeSet(body, deps);
+    if (outcome.ok) return c.json(outcome, 200);
+    const conflict = outcome.reason === 'stale_base' || outcome.reason === 'replayed' || outcome.reason === 'future_base';
+    return c.json(outcome, conflict ? 409 : 403);
+  });
+
+  app.get('/governance', auth, (c) => c.json(describeGovernance(deps.trust, deps.state)));
 
   return app;
 }

@@ -7,6 +7,7 @@
  * `vault-signer keys   --keystore DIR [--drivers FILE | --trust FILE]` (offline: no passphrase) or `--pkcs11 FILE` (the PIN)
  * `vault-signer serve (--keystore DIR | --pkcs11 FILE) --trust FILE [--state-dir DIR] [--port 7333] [--host 127.0.0.1] [--drivers FILE]`
  * `vault-signer lift (--keystore DIR | --state-dir DIR) (--approver ID | --wallet ID) ...`
+ * `vault-signer admins --trust FILE --admins FILE` (sets the admin quorum once)
  *
  * `lift` is the only way a restriction (a revocation or freeze the control plane pushed) is lifted:
  * on the signer host, with the signer stopped (its state directory is locked to one process) and
@@ -16,11 +17,11 @@
  * from VAULT_SIGNER_TOKEN or a 0600 file the signer creates in its state dir; a PKCS#11 PIN from the
  * variable or 0600 file its configuration names (never a flag). None is printed.
  */
-import { DriverRegistry, parseWith, toHex, VaultError, type ChainSigner, type Curve } from '@vault/sdk';
+import { AdminQuorumSchema, DriverRegistry, parseWith, toHex, VaultError, type ChainSigner, type Curve } from '@vault/sdk';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { readSecretFile } from '../http/index.js';
+import { readSecretFile, writeFileAtomic } from '../http/index.js';
 import { loadDriverModules } from './drivers.js';
 import { createKey, DEFAULT_KDF, keyIdOf, KeyFileSchema, listKeyFiles, loadOrCreateReceiptKey, openKey, type KdfParams, type KeyScope } from './keystore.js';
 import { configuredScope, generateTokenKey, importTokenKey, listTokenKeys, loadPkcs11Config, readPin, refuseImport, type Pkcs11Config, type TokenKey } from './pkcs11.js';
@@ -29,7 +30,7 @@ import { signerStateDir, startSigner } from './serve.js';
 import { SignerState } from './state.js';
 import { importPlugin } from '../plugins.js';
 import { deriveAddresses } from './sign.js';
-import { DriversConfigSchema, loadTrust, type DriverModuleConfig } from './trust.js';
+import { DriversConfigSchema, loadTrust, parseTrust, type DriverModuleConfig } from './trust.js';
 
 const USAGE = `usage:
   vault-signer keygen --keystore DIR --curve ed25519|secp256k1 [--scope wallet=ID,chain=NAME ...] [--drivers FILE | --trust FILE]
@@ -39,6 +40,7 @@ const USAGE = `usage:
   vault-signer keys   --pkcs11 FILE [--drivers FILE | --trust FILE]    (the configured token keys; needs the PIN)
   vault-signer serve  (--keystore DIR | --pkcs11 FILE) --trust FILE [--state-dir DIR] [--port 7333] [--host 127.0.0.1] [--drivers FILE]
   vault-signer lift   (--keystore DIR | --state-dir DIR) (--approver ID | --wallet ID) ...   (signer stopped)
+  vault-signer admins --trust FILE --admins FILE   (admin keys, threshold, delay: set once, at bootstrap)
 options:
   --passphrase-file FILE   keystore passphrase (else VAULT_SIGNER_PASSPHRASE)
   --kdf-log2 N             scrypt cost 2^N for new key files (default 17; lower only in tests)
@@ -146,6 +148,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       label: { type: 'string' },
       key: { type: 'string' },
       'allow-import': { type: 'boolean' },
+      admins: { type: 'string' },
     },
     strict: true,
   });
@@ -252,6 +255,24 @@ export async function main(argv: readonly string[]): Promise<number> {
     } finally {
       state.close();
     }
+  }
+  if (command === 'admins') {
+    if (values.trust === undefined || values.admins === undefined) throw new UsageError('admins needs --trust FILE and --admins FILE');
+    const path = resolve(values.trust);
+    const trust = loadTrust(path);
+    // Set once: from then on only a change set the admins signed moves it (POST /governance/changes).
+    if (trust.file.governance !== undefined) throw new UsageError(`${path} already has admins (version ${trust.file.governance.version}); change them with a change set the admins approve`);
+    let raw: unknown;
+    try {
+      raw = JSON.parse(readFileSync(resolve(values.admins), 'utf8'));
+    } catch {
+      throw new UsageError(`${values.admins} is not readable JSON`);
+    }
+    const quorum = parseWith(AdminQuorumSchema, raw, 'admins');
+    const next = parseTrust({ ...trust.file, governance: { ...quorum, version: 0 } });
+    writeFileAtomic(path, `${JSON.stringify(next.file, null, 2)}\n`, 0o600);
+    process.stdout.write(`${JSON.stringify({ trust: path, version: 0, admins: quorum.admins.map((a) => a.id), threshold: quorum.threshold, delay_seconds: quorum.delay_seconds })}\n`);
+    return 0;
   }
   throw new UsageError(command === undefined ? 'no command' : `unknown command ${command}`);
 }

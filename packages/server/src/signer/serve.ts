@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { listen, readOrCreateSecretFile, type Listening } from '../http/index.js';
 import { createSignerApp } from './app.js';
+import { replayGovernance } from './governance.js';
 import { loadDriverModules } from './drivers.js';
 import { DEFAULT_KDF, loadOrCreateReceiptKey, SoftwareKeystore, type KdfParams, type KeyBackend } from './keystore.js';
 import { loadPkcs11Config, Pkcs11Backend } from './pkcs11.js';
@@ -106,7 +107,8 @@ export async function startSigner(options: StartSignerOptions): Promise<RunningS
       now: options.now ?? (() => Math.floor(Date.now() / 1000)),
       drivers,
       signers,
-      trust,
+      // Change sets journaled past the trust file's version: a restart never rolls back.
+      trust: replayGovernance(trust, state),
       keys,
       state,
       token,

@@ -23,6 +23,7 @@
  * rule and the receipt chain need one writer.
  */
 import {
+  approvalsUnderPolicy,
   canonicalize,
   checkFee,
   chainFactsDisagreement,
@@ -355,7 +356,9 @@ async function check(req: SignRequest, deps: SignerDeps, now: number, events: St
   // approvals: every approval must verify against the signer's own approver keys.
   // Dated between the intent's claimed creation and this signer's clock (each +- the skew), and
   // younger than the wallet's approval age.
-  const verified = verifyApprovals(req.approvals, {
+  // Consent given under the wallet's previous policy is not consent under this one: approvals
+  // dated before the change set that changed it took effect (its ready_at) do not count.
+  const verified = verifyApprovals(approvalsUnderPolicy(req.approvals, trusted.policySince).kept, {
     intentId: id,
     approvers: trust.approvers,
     initiator: normalized.initiator,

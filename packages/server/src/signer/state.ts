@@ -13,6 +13,9 @@
  * pushed, lifts the operator made) are state events too: they survive restarts like signatures.
  */
 import {
+  AdminPolicySchema,
+  ChangeApprovalSchema,
+  ChangeSetSchema,
   ContributionSchema,
   indexRestrictions,
   restrictionDigest,
@@ -71,9 +74,25 @@ export const StateEventSchema = z.discriminatedUnion('t', [
   z.strictObject({ t: z.literal('restricted'), restriction: RestrictionSchema, at: z.int() }),
   /** A restriction the operator lifted on the signer host (`vault-signer lift`). */
   z.strictObject({ t: z.literal('lifted'), restriction: RestrictionSchema, at: z.int() }),
+  /**
+   * A change set the admin quorum approved, taken on (POST /governance/changes): with the
+   * approvals that carried it and the governance it left, so a restart on an older trust file
+   * replays it instead of going back.
+   */
+  z.strictObject({
+    t: z.literal('governed'),
+    digest: z.string(),
+    version: z.int().min(1),
+    ready_at: z.int(),
+    change: ChangeSetSchema,
+    approvals: z.array(ChangeApprovalSchema),
+    governance: AdminPolicySchema,
+    at: z.int(),
+  }),
 ]);
 export type StateEvent = z.infer<typeof StateEventSchema>;
 export type SignedEvent = Extract<StateEvent, { t: 'signed' }>;
+export type GovernedEvent = Extract<StateEvent, { t: 'governed' }>;
 
 const JournalLineSchema = z.strictObject({ receipt: ReceiptRecordSchema, events: z.array(StateEventSchema) });
 
@@ -105,6 +124,9 @@ export class SignerState {
   /** Worked out from #restrictions when first read after a change. */
   #restrictionIndex: RestrictionIndex | null = null;
   #restrictionDigest: string | null = null;
+  /** Change sets taken on, in the order applied (versions strictly increasing). */
+  readonly #governed: GovernedEvent[] = [];
+  readonly #governedDigests = new Set<string>();
   #closed = false;
   /** Lines written / lines known to be on disk (group commit: one fdatasync covers every line before it). */
   #written = 0;
@@ -228,7 +250,25 @@ export class SignerState {
           this.#restrictionDigest = null;
         }
         break;
+      case 'governed': {
+        const last = this.#governed[this.#governed.length - 1];
+        // Versions only move forward, in the journal as at the route.
+        if (last !== undefined && e.version <= last.version) throw new InternalError(`journal: change set version ${e.version} after version ${last.version}`);
+        this.#governed.push(e);
+        this.#governedDigests.add(e.digest);
+        break;
+      }
     }
+  }
+
+  /** The change sets taken on, oldest first. */
+  governedChanges(): readonly GovernedEvent[] {
+    return this.#governed;
+  }
+
+  /** Digests of every change set taken on (a push of one again is a replay). */
+  get governedDigests(): ReadonlySet<string> {
+    return this.#governedDigests;
   }
 
   /**

@@ -8,7 +8,15 @@
  * SignRequest is checked against it.
  */
 import {
+  AdminPolicySchema,
+  ApproverPasskeySchema,
   AssetSpecSchema,
+  governanceAfter,
+  policyDigest,
+  walletsChangedBy,
+  UnixSecondsSchema,
+  type AdminPolicy,
+  type ChangeSet,
   canonicalize,
   deepFreeze,
   DigestSchema,
@@ -55,6 +63,9 @@ export const TrustFileSchema = z
             .describe(
               "Largest total fee the signer signs for, in the driver's fee unit (xrpl: the transaction's Fee in drops, base fee x (1 + signers); stellar: the fee bid in stroops; evm_safe: the wei the Safe itself pays out, a gas refund). A decimal string when past 2^53. Absent: the driver's own conservative default. A compromised control plane chooses params and their digest together: this caps what it can burn in fees.",
             ),
+          policy_since: UnixSecondsSchema.optional().describe(
+            'Approvals of this wallet\'s intents dated before this time do not count: the ready_at of the change set that last changed its policy (a change set sets it; an operator need not).',
+          ),
           lifetime: IntentLifetimeSchema.optional().describe(
             "How long this wallet's intents live and how old an approval may be, as this signer enforces them (absent: 7 days and 3 days). The signer counts the time to live from the earliest time it can vouch for: the claimed created_at, its own first sight of the intent, or the date of any approval it verified.",
           ),
@@ -69,6 +80,7 @@ export const TrustFileSchema = z
           public_key: z.string().regex(/^[0-9a-f]{64}$/, 'approver public_key is a 32-byte ed25519 key as lowercase hex'),
           weight: z.int().min(1).max(1_000_000).describe('Must equal the weight any pinned policy gives this approver.'),
           revoked: z.boolean().optional(),
+          passkey: ApproverPasskeySchema.optional().describe('The passkey registered for this approver: an approval claiming strong_auth counts as strong only with a webauthn proof under it.'),
         }),
       )
       .max(1024),
@@ -97,6 +109,9 @@ export const TrustFileSchema = z
       .optional()
       .describe('Destinations this signer treats as known (address_poisoning guard), besides those it has signed for. The control plane\'s list is not used.'),
     drivers: z.array(DriverModuleSchema).max(64).optional(),
+    governance: AdminPolicySchema.optional().describe(
+      'The admin keys, threshold and delay whose signed change sets this signer takes on live (POST /governance/changes), and the governance version this file is at. Set once with `vault-signer admins`; later versions come from change sets, journaled, so a restart on an older file never rolls back.',
+    ),
   })
   .superRefine((t, ctx) => {
     const wallets = new Set<string>();
@@ -116,7 +131,7 @@ export type TrustFile = z.infer<typeof TrustFileSchema>;
 export interface Trust {
   readonly file: TrustFile;
   /** A trusted wallet: its descriptor (deep-frozen) and that descriptor's canonical JSON, worked out once. */
-  wallet(id: string): { descriptor: WalletDescriptor; canonical: string; policyDigest: string; maxFee: bigint | undefined; lifetime: IntentLifetime } | undefined;
+  wallet(id: string): { descriptor: WalletDescriptor; canonical: string; policyDigest: string; maxFee: bigint | undefined; lifetime: IntentLifetime; policySince: number | undefined } | undefined;
   readonly approvers: ReadonlyMap<string, ApproverKey & { weight: number }>;
   /** The trust file's scope for a key, or undefined when it does not list the key. */
   keyScope(publicKeyHex: string): KeyScope | undefined;
@@ -125,6 +140,8 @@ export interface Trust {
   readonly burned: readonly string[];
   /** The trust file's known destinations. */
   readonly knownDestinations: readonly string[];
+  /** The admin policy and governance version in force (undefined: no change set is accepted). */
+  readonly governance: AdminPolicy | undefined;
 }
 
 /**
@@ -136,7 +153,7 @@ export interface Trust {
 export function parseTrust(doc: unknown): Trust {
   const file = parseWith(TrustFileSchema, doc, 'trust');
   const wallets = new Map(
-    file.wallets.map((w) => [w.descriptor.wallet, { descriptor: deepFreeze(w.descriptor), canonical: canonicalize(w.descriptor), policyDigest: w.policy_digest, maxFee: w.max_fee === undefined ? undefined : BigInt(w.max_fee), lifetime: intentLifetime(w.lifetime) }]),
+    file.wallets.map((w) => [w.descriptor.wallet, { descriptor: deepFreeze(w.descriptor), canonical: canonicalize(w.descriptor), policyDigest: w.policy_digest, maxFee: w.max_fee === undefined ? undefined : BigInt(w.max_fee), lifetime: intentLifetime(w.lifetime), policySince: w.policy_since }]),
   );
   const approvers = new Map(file.approvers.map((a) => [a.id, { publicKey: a.public_key, revoked: a.revoked ?? false, weight: a.weight }]));
   const scopes = new Map((file.keys ?? []).map((k) => [k.public_key, k.scope]));
@@ -148,7 +165,59 @@ export function parseTrust(doc: unknown): Trust {
     registry: file.assets,
     burned: Object.freeze([...(file.burned ?? [])]),
     knownDestinations: Object.freeze([...(file.known_destinations ?? [])]),
+    governance: file.governance,
   };
+}
+
+/**
+ * The trust file once a change set the admins approved has applied (checkChangeSet said ok): the
+ * ops that concern a signer (policies, as the pinned digest; approvers with their weights and
+ * passkeys; wallet descriptors; the admin policy) and the next governance version. A wallet whose
+ * policy changed gets `policy_since = readyAt`. Ops for the control plane alone (device roles,
+ * signer endpoints, assets, webhooks) change nothing here. Pure: the caller journals the change
+ * and swaps the trust it serves with.
+ *
+ * @example
+ * const next = trustAfterChange(deps.trust, check.change, check.ready_at)
+ */
+export function trustAfterChange(trust: Trust, change: ChangeSet, readyAt: number): Trust {
+  if (trust.governance === undefined) throw new ValidationError('trust.governance', [{ path: '', message: 'this signer has no admin policy' }]);
+  const file: TrustFile = structuredClone(trust.file);
+  for (const op of change.ops) {
+    switch (op.op) {
+      case 'set_policy': {
+        const w = file.wallets.find((x) => x.descriptor.wallet === op.policy.wallet);
+        // A wallet this signer does not serve: nothing of its own to pin.
+        if (w) w.policy_digest = policyDigest(op.policy);
+        break;
+      }
+      case 'set_wallet': {
+        const w = file.wallets.find((x) => x.descriptor.wallet === op.descriptor.wallet);
+        if (w) {
+          w.descriptor = op.descriptor;
+          w.policy_digest = policyDigest(op.policy);
+        } else file.wallets.push({ descriptor: op.descriptor, policy_digest: policyDigest(op.policy) });
+        break;
+      }
+      case 'set_approver': {
+        const entry = { id: op.id, public_key: op.public_key, weight: op.weight, ...(op.passkey ? { passkey: op.passkey } : {}) };
+        const i = file.approvers.findIndex((a) => a.id === op.id);
+        if (i >= 0) file.approvers[i] = entry;
+        else file.approvers.push(entry);
+        break;
+      }
+      case 'remove_approver':
+        file.approvers = file.approvers.filter((a) => a.id !== op.id);
+        break;
+      default:
+        break;
+    }
+  }
+  // The same wallets the control plane marks (the SDK's one rule).
+  const changed = walletsChangedBy(change);
+  for (const w of file.wallets) if (changed.has(w.descriptor.wallet)) w.policy_since = readyAt;
+  file.governance = governanceAfter(trust.governance, change);
+  return parseTrust(file);
 }
 
 const restrictedViews = new WeakMap<Trust, { index: RestrictionIndex; view: Trust }>();

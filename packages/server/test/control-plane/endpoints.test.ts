@@ -260,6 +260,7 @@ describe('control-plane endpoints', () => {
       'GET /events', 'GET /events/stream',
       'POST /webhooks', 'GET /webhooks', 'DELETE /webhooks/{id}', 'GET /webhooks/{id}/deliveries', 'POST /webhooks/{id}/deliveries/{delivery}/resend',
       'POST /device/challenge', 'POST /device/session', 'GET /device/intents',
+      'POST /changes', 'GET /changes', 'GET /changes/{id}', 'POST /changes/{id}/approve', 'POST /changes/{id}/apply',
     ];
     for (const line of spec) {
       const [method, path] = line.split(' ') as [string, string];

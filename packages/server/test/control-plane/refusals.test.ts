@@ -193,6 +193,15 @@ describe('attack: refused requests change state', () => {
       { method: 'POST', route: '/webhooks/{id}/deliveries/{delivery}/resend', path: `/webhooks/wh_${'0'.repeat(24)}/deliveries/evt_0/resend`, status: 400, message: /^invalid delivery/ },
       { method: 'POST', route: '/webhooks/{id}/deliveries/{delivery}/resend', path: '/webhooks/x/deliveries/evt_0000000000000000/resend', status: 400, message: /^invalid id/ },
       { method: 'POST', route: '/webhooks/{id}/deliveries/{delivery}/resend', path: `/webhooks/wh_${'0'.repeat(24)}/deliveries/evt_0000000000000000/resend`, token: null, status: 401 },
+      // /changes: no admin policy here (403), malformed, no session (change sets: integration/change-sets)
+      { method: 'POST', route: '/changes', path: '/changes', body: json({ base_version: 0, ops: [{ op: 'set_device_role', device: 'alice', role: 'viewer' }] }), status: 403 },
+      { method: 'POST', route: '/changes', path: '/changes', body: 'not json', status: 400 },
+      { method: 'POST', route: '/changes', path: '/changes', token: null, body: json({ base_version: 0, ops: [] }), status: 401 },
+      { method: 'POST', route: '/changes/{id}/approve', path: `/changes/chg_${'0'.repeat(32)}/approve`, body: json({ admin_id: 'a1' }), status: 400, field: 'change' },
+      { method: 'POST', route: '/changes/{id}/approve', path: '/changes/xyz/approve', body: json({}), status: 400, message: /^invalid id/ },
+      { method: 'POST', route: '/changes/{id}/approve', path: `/changes/chg_${'0'.repeat(32)}/approve`, token: null, body: json({}), status: 401 },
+      { method: 'POST', route: '/changes/{id}/apply', path: `/changes/chg_${'0'.repeat(32)}/apply`, status: 403 },
+      { method: 'POST', route: '/changes/{id}/apply', path: `/changes/chg_${'0'.repeat(32)}/apply`, token: null, status: 401 },
       // reads that may write (GET /intent/{id} re-evaluates an open intent)
       { method: 'GET', route: '/intent/{id}', path: `/intent/${unknownIntent}`, status: 404 },
       { method: 'GET', route: '/intent/{id}', path: '/intent/xyz', status: 400, message: /^invalid id/ },

@@ -4,7 +4,7 @@
  * The wallet is 2-of-3 and only its first member has a signer here, so an execute ends awaiting
  * signatures: what matters is what that signer was asked and what it answered.
  */
-import { createControlPlaneClient, createSignerClient, type ControlPlaneClient, type IntentLifetimeInput, type PolicySet, type SignerClient, type SignRequest } from '@vault/sdk';
+import { createControlPlaneClient, createSignerClient, type AdminPolicy, type ControlPlaneClient, type IntentLifetimeInput, type PolicySet, type SignerClient, type SignRequest } from '@vault/sdk';
 import { Hono } from 'hono';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +13,7 @@ import { initStateDir, startControlPlane, type RunningControlPlane } from '../..
 import { emptyState, type Device } from '../../src/control-plane/state.js';
 import { listen, type Listening } from '../../src/http/index.js';
 import { createSignerApp, type SignerAppDeps } from '../../src/signer/app.js';
+import { parseTrust } from '../../src/signer/trust.js';
 import { makeWorld, type World } from '../signer/helpers.js';
 
 export const TOKEN = 'revocation-signer-token-0123456789abcdef';
@@ -43,11 +44,13 @@ export interface RigOptions {
   devices?: Device[];
   /** Session idle and absolute lifetime (tests that move the clock by hours). */
   sessionSeconds?: number;
+  /** An admin quorum, in the signer's trust file and the control plane's state alike (change sets). */
+  governance?: AdminPolicy;
 }
 
 export async function setupRig(policy: (wallet: string) => PolicySet, front?: (signerApp: Hono) => Hono, options: RigOptions = {}): Promise<Rig> {
   const w = await makeWorld({ policy, ...(options.lifetime ? { lifetime: options.lifetime } : {}) });
-  const deps = { ...w.deps, token: TOKEN } as SignerAppDeps;
+  const deps = { ...w.deps, ...(options.governance ? { trust: parseTrust({ ...w.trustFile, governance: options.governance }) } : {}), token: TOKEN } as SignerAppDeps;
   Object.defineProperty(deps, 'state', { get: () => w.state });
   const app = createSignerApp(deps);
   const served = front ? front(app) : app;
@@ -67,6 +70,7 @@ export async function setupRig(policy: (wallet: string) => PolicySet, front?: (s
       ...(options.lifetime ? { lifetimes: { [w.wallet.wallet]: options.lifetime } } : {}),
       // Only the first member has a signer here.
       signers: { [w.signerAddress]: { url, token: TOKEN, label: 'signer-A' } },
+      ...(options.governance ? { governance: { policy: options.governance, policy_since: {}, changes: [] } } : {}),
     },
   });
   const start = () => startControlPlane({ stateDir: dir, drivers: [w.driver], now: () => w.clock.now, confirmAttempts: 1, confirmDelayMs: 1, expirySweepMs: 0, ...(options.sessionSeconds ? { sessionIdleSeconds: options.sessionSeconds, sessionAbsoluteSeconds: options.sessionSeconds } : {}) });

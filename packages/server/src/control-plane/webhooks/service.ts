@@ -111,12 +111,14 @@ export class Webhooks {
   }
 
   /** POST /webhooks. The answer is the only place the secret ever appears. */
-  async create(req: CreateWebhookRequest): Promise<Record<string, unknown>> {
-    this.#core.writer.assertWritable();
+  /**
+   * Refuses (400 naming `url`) a URL whose host resolves to an address delivery would refuse
+   * (SSRF). Checked when an endpoint is asked for, for an early answer; delivery checks the
+   * resolved address again on every attempt (the name may resolve elsewhere by then).
+   */
+  async assertDeliverable(url: string, field = 'url'): Promise<void> {
     const cfg = this.#core.state.webhooks;
-    // The name is checked now for an early answer; delivery checks the resolved address again on
-    // every attempt (the name may resolve elsewhere by then).
-    const u = new URL(req.url);
+    const u = new URL(url);
     const checked = await Promise.race([
       resolveChecked(u.hostname, { policy: { allowPrivate: cfg.allow_private, allowNetworks: cfg.allow_networks }, resolve: this.#resolve }),
       new Promise<null>((r) => setTimeout(() => r(null), CREATE_RESOLVE_MS).unref()),
@@ -125,34 +127,57 @@ export class Webhooks {
       const cls = checked.error.slice('address_refused:'.length);
       throw new ValidationError(
         'webhook',
-        [{ path: 'url', message: `url reaches a ${cls} address: refused (SSRF) unless state webhooks.allow_private or webhooks.allow_networks allows it` }],
+        [{ path: field, message: `url reaches a ${cls} address: refused (SSRF) unless state webhooks.allow_private or webhooks.allow_networks allows it` }],
         { data: { reason: 'address_refused', class: cls } },
       );
     }
+  }
+
+  /**
+   * A new endpoint with a fresh secret sealed under the state directory's key, and the secret
+   * itself (shown once, to whoever asked). Writes nothing: the caller puts it in the state it
+   * writes, after the `webhook.created` receipt of `createdReceipt`. Call under the state lock.
+   */
+  newEndpoint(req: CreateWebhookRequest): { endpoint: WebhookEndpoint; secret: string } {
+    const id = `wh_${randomBytes(12).toString('hex')}`;
+    const secret = generateWebhookSecret();
+    const box = (this.#box = SecretBox.open(this.#core.stateDir, true));
+    const endpoint: WebhookEndpoint = {
+      id,
+      url: req.url,
+      types: req.types ?? [],
+      description: req.description ?? '',
+      secret: box.seal(secret, id),
+      created_at: this.#core.now(),
+      start_seq: this.#feed ? this.#feed.head() : -1,
+    };
+    return { endpoint, secret };
+  }
+
+  /** The receipt of a new endpoint: where events go (the origin) and a digest of the URL (a path may carry a receiver's own token). */
+  createdReceipt(endpoint: WebhookEndpoint) {
+    return this.#core.writer.draftReceipt('webhook.created', { id: endpoint.id, origin: origin(endpoint.url), url_digest: sha256Hex(endpoint.url), types: endpoint.types });
+  }
+
+  /** Wakes delivery up after endpoints were added. */
+  added(ids: readonly string[]): void {
+    for (const id of ids) this.#core.log({ event: 'webhook_created', id });
+    if (ids.length > 0) this.dispatcher.kick();
+  }
+
+  async create(req: CreateWebhookRequest): Promise<Record<string, unknown>> {
+    this.#core.writer.assertWritable();
+    await this.assertDeliverable(req.url);
     return this.#core.stateLock.run(STATE_FILE, async () => {
       const state = this.#core.state;
-      const id = `wh_${randomBytes(12).toString('hex')}`;
-      const secret = generateWebhookSecret();
-      const box = (this.#box = SecretBox.open(this.#core.stateDir, true));
-      const endpoint: WebhookEndpoint = {
-        id,
-        url: req.url,
-        types: req.types ?? [],
-        description: req.description ?? '',
-        secret: box.seal(secret, id),
-        created_at: this.#core.now(),
-        start_seq: this.#feed ? this.#feed.head() : -1,
-      };
-      // Built and checked before anything is written (see devices.ts). The receipt names where
-      // events go (the origin) and a digest of the URL: a path may carry a receiver's own token.
+      const { endpoint, secret } = this.newEndpoint(req);
+      // Built and checked before anything is written (see devices.ts).
       const next = encodeState({ ...state, webhooks: { ...state.webhooks, endpoints: [...state.webhooks.endpoints, endpoint] } });
-      const receipt = this.#core.writer.draftReceipt('webhook.created', { id, origin: origin(req.url), url_digest: sha256Hex(req.url), types: endpoint.types });
       // Crash order as for pairing: the receipt, then the state (a crash between leaves a receipt
       // for an endpoint that never existed; its creator got no secret).
-      await this.#core.writer.appendReceipt(receipt);
+      await this.#core.writer.appendReceipt(this.createdReceipt(endpoint));
       this.#core.writeState(next);
-      this.#core.log({ event: 'webhook_created', id });
-      this.dispatcher.kick();
+      this.added([endpoint.id]);
       return { ...publicEndpoint(endpoint, { pending: 0, dead: 0 }), secret };
     });
   }
