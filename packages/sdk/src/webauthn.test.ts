@@ -6,7 +6,7 @@ import { intentId } from './digest.js';
 import { generateEd25519KeyPair } from './ed25519.js';
 import type { SignedApproval } from './schemas/approval.js';
 import { createSoftwarePasskey, type SoftwarePasskey } from './testing/passkey.js';
-import { parseRegistration, passkeyChallenge, verifyPasskeyAssertion, type RegisteredPasskey } from './webauthn.js';
+import { parseRegistration, passkeyChallenge, registeredPasskeyProblem, verifyPasskeyAssertion, type RegisteredPasskey } from './webauthn.js';
 
 const RP = 'localhost';
 const ORIGIN = 'http://localhost:8080';
@@ -252,6 +252,19 @@ describe('verifyPasskeyAssertion', () => {
     }
     // A corrupt registered key is a reason too.
     expect(verifyPasskeyAssertion({ assertion: w, passkey: { ...passkey, public_key: 'AAAA' }, statement: a, rp_id: RP, origins: ORIGINS }).ok).toBe(false);
+  });
+});
+
+describe('registeredPasskeyProblem', () => {
+  it('accepts a registered passkey and names the field of a broken one', () => {
+    const passkey = registered(createSoftwarePasskey({ rp_id: RP, origin: ORIGIN }));
+    expect(registeredPasskeyProblem(passkey)).toBeNull();
+    expect(registeredPasskeyProblem({ ...passkey, credential_id: 'a+b' })).toMatchObject({ path: 'credential_id' });
+    expect(registeredPasskeyProblem({ ...passkey, public_key: 'AQID' })).toMatchObject({ path: 'public_key' });
+    // The x coordinate moved off the curve.
+    const key = Buffer.from(passkey.public_key, 'base64url');
+    key[12] = (key[12] as number) ^ 1;
+    expect(registeredPasskeyProblem({ ...passkey, public_key: key.toString('base64url') })).toMatchObject({ path: 'public_key', message: 'COSE key is not a point on P-256' });
   });
 });
 

@@ -11,7 +11,9 @@ import { p256 } from '@noble/curves/nist.js';
 import { createHash } from 'node:crypto';
 import { approvalMessage, type ApprovalStatement } from './digest.js';
 import { timingSafeEqual, utf8Bytes } from './encoding.js';
+import { z } from 'zod';
 import { WEBAUTHN_LIMITS } from './schemas/approval.js';
+import { base64url, boundedString } from './schemas/common.js';
 
 
 /** The assertion an approval with `strong_auth: true` carries (wire.md), each field base64url. */
@@ -155,6 +157,61 @@ function verifyAssertion(args: {
   }
   return { ok: true, device_bound: !passkey.backup_eligible };
 }
+
+/**
+ * Why a stored passkey record (a device's, a trust file's) cannot verify anything, or null: its
+ * credential id must be base64url and its key an ES256 P-256 COSE key. Services check it on load,
+ * so a mistyped record is refused there rather than silently making every approval weak.
+ *
+ * @example
+ * registeredPasskeyProblem({ credential_id: 'AQID', public_key: 'pQECAyYgASFYI…', backup_eligible: false, rp_id: 'localhost' }) // null
+ */
+export function registeredPasskeyProblem(passkey: Pick<RegisteredPasskey, 'credential_id' | 'public_key'>): { path: string; message: string } | null {
+  const id = b64(passkey.credential_id, 'credential_id', WEBAUTHN_LIMITS.credential_id);
+  if (!id.ok) return { path: 'credential_id', message: id.message };
+  const key = b64(passkey.public_key, 'public_key', 256);
+  if (!key.ok) return { path: 'public_key', message: key.message };
+  const cose = parseCoseKey(key.bytes);
+  return cose.ok ? null : { path: 'public_key', message: cose.message };
+}
+
+/** A WebAuthn origin: `scheme://host[:port]`, exactly as a browser writes it in clientDataJSON. */
+export const WebAuthnOriginSchema = z
+  .string()
+  .max(256)
+  .refine((o) => {
+    try {
+      return new URL(o).origin === o;
+    } catch {
+      return false;
+    }
+  }, 'an origin is scheme://host[:port], as a browser writes it (no path, no trailing slash)');
+
+const PASSKEY_SHAPE = {
+  credential_id: base64url(WEBAUTHN_LIMITS.credential_id),
+  public_key: base64url(256).describe('The COSE_Key (ES256, P-256) as registered, base64url.'),
+  backup_eligible: z.boolean().describe('The BE flag at registration: true for a synced passkey, false for a device-bound one.'),
+  rp_id: boundedString(253),
+};
+
+function checkKey(p: Pick<RegisteredPasskey, 'credential_id' | 'public_key'>, ctx: z.RefinementCtx): void {
+  const problem = registeredPasskeyProblem(p);
+  if (problem) ctx.addIssue({ code: 'custom', path: [problem.path], message: problem.message });
+}
+
+/**
+ * A stored passkey record (a device's in state.json), its key checked as registeredPasskeyProblem
+ * checks it.
+ */
+export const RegisteredPasskeySchema = z.strictObject(PASSKEY_SHAPE).superRefine(checkKey);
+
+/** A passkey record with the origins its assertions may come from (a signer's trust file). */
+export const ApproverPasskeySchema = z
+  .strictObject({
+    ...PASSKEY_SHAPE,
+    origins: z.array(WebAuthnOriginSchema).min(1).max(16).describe('Page origins an assertion may come from (clientDataJSON.origin, exact match), e.g. http://localhost:8080.'),
+  })
+  .superRefine(checkKey);
 
 /**
  * Reads the registration response a device sends at pairing: clientData type `webauthn.create`

@@ -11,7 +11,7 @@ export const WEBAUTHN_LIMITS = {
   authenticator_data: 1024,
   client_data_json: 4096,
   signature: 72, // DER of two 33-byte integers
-  attestation_object: 12 * 1024,
+  attestation_object: 8 * 1024, // fits the control plane's 16 KiB body limit as base64url
 } as const;
 
 /**
@@ -23,6 +23,15 @@ export const PasskeyAssertionSchema = z.strictObject({
   authenticator_data: base64url(WEBAUTHN_LIMITS.authenticator_data),
   client_data_json: base64url(WEBAUTHN_LIMITS.client_data_json),
   signature: base64url(WEBAUTHN_LIMITS.signature),
+});
+
+/**
+ * The registration response a device sends with POST /pair/claim (wire.md): parseRegistration
+ * (webauthn.ts) reads it against the pairing challenge.
+ */
+export const PasskeyRegistrationSchema = z.strictObject({
+  attestation_object: base64url(WEBAUTHN_LIMITS.attestation_object),
+  client_data_json: base64url(WEBAUTHN_LIMITS.client_data_json),
 });
 
 export const SignedApprovalSchema = z.strictObject({
