@@ -38,6 +38,7 @@ import {
   toHex,
   verifyReceiptChain,
 } from '@vault/sdk';
+import { createSoftwarePasskey } from '@vault/sdk/testing';
 import { startXrplDevnet } from '@vault/driver-xrpl/devnet';
 import { startDevnet as startStellarDevnet } from '@vault/driver-stellar/devnet';
 import { startEvmDevnet } from '@vault/driver-evm-safe/devnet';
@@ -230,6 +231,12 @@ export async function setUp({ dir: where, port = '7331', kdfLog2 = '15', hsm = f
   // 2. The demo approver device: its id is what the control plane derives when it pairs.
   const device = generateEd25519KeyPair();
   const deviceId = `dev_${sha256Hex(device.publicKeyHex).slice(0, 16)}`;
+  // Its passkey (issue #24), a software authenticator answering as a browser at the app's page
+  // origin would: only its assertions make the device's approvals strong. With --port 0 the
+  // origin is not known ahead, so the demo names the default port's (state.json's `webauthn`).
+  const pageOrigin = `http://localhost:${Number(port) || 7331}`;
+  const passkey = createSoftwarePasskey({ rp_id: 'localhost', origin: pageOrigin });
+  const trustedPasskey = { credential_id: passkey.credential_id, public_key: passkey.public_key, backup_eligible: false, rp_id: 'localhost', origins: [pageOrigin] };
 
   // 3. The control plane's state directory, made while the signers' keys are (below).
   const cpDir = join(dir, 'control-plane');
@@ -264,7 +271,7 @@ export async function setUp({ dir: where, port = '7331', kdfLog2 = '15', hsm = f
       }
     }
     const trust = join(home, 'trust.json');
-    writeFileSync(trust, JSON.stringify({ format: 'vault-signer-trust', version: 1, wallets: [], approvers: [{ id: deviceId, public_key: device.publicKeyHex, weight: 1 }], drivers }, null, 2), { mode: 0o600 });
+    writeFileSync(trust, JSON.stringify({ format: 'vault-signer-trust', version: 1, wallets: [], approvers: [{ id: deviceId, public_key: device.publicKeyHex, weight: 1, passkey: trustedPasskey }], drivers }, null, 2), { mode: 0o600 });
     return { name, home, env, addresses, trust, keyArgs, backend: keyArgs[0] === '--pkcs11' ? 'pkcs11' : 'software' };
   }));
   say(`signers: ${signers.map((s) => `${s.name} (${Object.values(s.addresses).map((a) => a.address.slice(0, 8)).join(', ')}; keys: ${s.backend === 'pkcs11' ? 'SoftHSM2 token over PKCS#11' : 'software keystore'})`).join('; ')}`);
@@ -378,7 +385,7 @@ export async function setUp({ dir: where, port = '7331', kdfLog2 = '15', hsm = f
   const state = readStateFile(statePath);
   const endpoints = {};
   for (const s of signers) for (const { address } of Object.values(s.addresses)) endpoints[address] = { url: s.url, token: s.env.VAULT_SIGNER_TOKEN, label: `signer-${s.name}` };
-  writeStateFile(statePath, { ...state, signers: endpoints });
+  writeStateFile(statePath, { ...state, signers: endpoints, webauthn: { rp_id: 'localhost', origins: [pageOrigin] } });
   const cpEnv = { [EXECUTOR_ENV]: evm.accounts.executor.privateKey };
   const { child: cpChild, url: cpUrl } = await startControlPlane(cpDir, port, cpEnv);
 
@@ -386,10 +393,11 @@ export async function setUp({ dir: where, port = '7331', kdfLog2 = '15', hsm = f
   const cp = createControlPlaneClient({ baseUrl: cpUrl });
   await cp.unlock(operatorPassphrase);
   const code = await cp.pairCreate({ role: 'approver', label: 'demo approver device' });
-  const claimed = await cp.pairClaim({ code: code.code, public_key: device.publicKeyHex, signature: toHex(signEd25519(fromHex(code.challenge, 'challenge', 32), device.secretKey)), label: 'demo approver device' });
+  const challenge = fromHex(code.challenge, 'challenge', 32);
+  const claimed = await cp.pairClaim({ code: code.code, public_key: device.publicKeyHex, signature: toHex(signEd25519(challenge, device.secretKey)), label: 'demo approver device', passkey: passkey.register(challenge) });
   if (claimed.device?.id !== deviceId) throw new Error(`paired device id ${claimed.device?.id} is not the expected ${deviceId}`);
 
-  return { dir, logDir, xrpl, stellar, evm, drivers, signers, device, deviceId, cp, cpUrl, cpChild, cpDir, cpEnv, operatorPassphrase, addressOf, token, examples };
+  return { dir, logDir, xrpl, stellar, evm, drivers, signers, device, deviceId, passkey, cp, cpUrl, cpChild, cpDir, cpEnv, operatorPassphrase, addressOf, token, examples };
 }
 
 // ------------------------------------------------------------------ walkthrough
@@ -414,9 +422,10 @@ function mintCall(to, amount) {
 }
 
 async function walkthrough(v) {
-  const { cp, deviceId, device } = v;
+  const { cp, deviceId, device, passkey } = v;
   const now = () => Math.floor(Date.now() / 1000);
-  const approve = (id) => cp.approveSigned(id, signApproval({ approver_id: deviceId, intent: id, verdict: 'approve', at: now(), strong_auth: true }, device.secretKey));
+  // Strong: the device's passkey signs over this very approval (user verified, low-S).
+  const approve = (id) => cp.approveSigned(id, passkey.attach(signApproval({ approver_id: deviceId, intent: id, verdict: 'approve', at: now(), strong_auth: true }, device.secretKey)));
   const { xrpl: xrplDest, stellar: stellarAddress, evm: evmDest } = v.examples;
   /** Every intent `execute` saw confirmed: which wallet, which id. */
   const confirmedIntents = [];
