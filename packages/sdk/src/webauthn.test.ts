@@ -1,5 +1,6 @@
 import { p256 } from '@noble/curves/nist.js';
 import { createHash } from 'node:crypto';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { signApproval, verifyApprovals, type ApproverPasskey } from './approvals.js';
 import { intentId } from './digest.js';
@@ -252,6 +253,34 @@ describe('verifyPasskeyAssertion', () => {
     }
     // A corrupt registered key is a reason too.
     expect(verifyPasskeyAssertion({ assertion: w, passkey: { ...passkey, public_key: 'AAAA' }, statement: a, rp_id: RP, origins: ORIGINS }).ok).toBe(false);
+  });
+});
+
+describe('hostile input, property-tested', () => {
+  const device = createSoftwarePasskey({ rp_id: RP, origin: ORIGIN });
+  const passkey = registered(device);
+  const a = device.attach(approval());
+  const b64 = fc.uint8Array({ maxLength: 600 }).map((x) => Buffer.from(x).toString('base64url'));
+  const field = fc.oneof(b64, fc.string({ maxLength: 200 }), fc.anything());
+
+  it('verifyPasskeyAssertion never throws and never accepts what it was not given', () => {
+    fc.assert(
+      fc.property(fc.record({ credential_id: field, authenticator_data: field, client_data_json: field, signature: field }, { requiredKeys: [] }), fc.anything(), (assertion, other) => {
+        expect(verifyPasskeyAssertion({ assertion, passkey, statement: a, rp_id: RP, origins: ORIGINS }).ok).toBe(false);
+        expect(verifyPasskeyAssertion({ assertion: other, passkey, statement: a, rp_id: RP, origins: ORIGINS }).ok).toBe(false);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('parseRegistration never throws on any attestation object or client data', () => {
+    const challenge = new Uint8Array(32);
+    fc.assert(
+      fc.property(fc.record({ attestation_object: field, client_data_json: field }, { requiredKeys: [] }), (r) => {
+        expect(parseRegistration(r, { challenge, rp_id: RP, origins: ORIGINS }).ok).toBe(false);
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 
