@@ -99,7 +99,7 @@ export function verifyPasskeyAssertion(args: {
   try {
     return verifyAssertion(args);
   } catch {
-    // Every path above returns a reason; this only keeps a missed case from becoming a 500.
+    // Every path of verifyAssertion returns a reason; this only keeps a missed case from becoming a 500.
     return { ok: false, reason: 'malformed', message: 'assertion could not be read' };
   }
 }
@@ -132,7 +132,7 @@ function verifyAssertion(args: {
   if (passkey.rp_id !== rp_id) return fail('wrong_rp_id', `the passkey was registered for rp_id ${JSON.stringify(passkey.rp_id)}, not ${JSON.stringify(rp_id)}`);
   const auth = readAuthData(authData.bytes, rp_id, 'authenticator_data');
   if (!auth.ok) return auth;
-  if ((auth.flags & AT) !== 0) return fail('malformed', 'an assertion carries no attested credential data (AT set)', 'authenticator_data');
+  if ((auth.flags & AT) !== 0) return fail('malformed', 'an assertion must not carry attested credential data (AT set)', 'authenticator_data');
   if (auth.rest.length > 0 && (auth.flags & ED) === 0) return fail('malformed', 'trailing bytes after the authenticator data', 'authenticator_data');
   if (auth.rest.length > 0) {
     const ext = readCbor(auth.rest, 0);
