@@ -178,8 +178,8 @@ const RULE_DOCS = {
     example: { rule: 'require_attestation', attesters: [APPROVER_KEY] },
   },
   require_human_approver_for_agent_initiated: {
-    what: 'An intent initiated by an agent (`agent:<name>`) or an application (`app:<id>`, an API key holder) needs at least `min_strong` (default 1) approvals made with strong authentication.',
-    example: { rule: 'require_human_approver_for_agent_initiated', min_strong: 1 },
+    what: 'An intent initiated by an agent (`agent:<name>`) or an application (`app:<id>`, an API key holder) needs at least `min_strong` (default 1) approvals made with strong authentication: `strong_auth: true` proven by a passkey assertion (WebAuthn, user verified) from the passkey registered at pairing. Above `device_bound_above`, only approvals from a device-bound passkey (not backup-eligible, so never synced off the authenticator) count.',
+    example: { rule: 'require_human_approver_for_agent_initiated', min_strong: 1, device_bound_above: '1000000' },
   },
   agent_budget_ceiling: {
     what: 'Denies when an agent\'s outflows (of the same asset, in the window when `window_seconds` is set, else ever) plus this amount exceed `budget`. `agent` limits the rule to one agent; without it each agent, and each application (`app:<id>`), is budgeted alone.',

@@ -66,11 +66,12 @@ const approvers = new Map([
   ['alice', { publicKey: alice.publicKeyHex }],
   ['bob', { publicKey: bob.publicKeyHex }],
 ]);
-const { valid, problems } = verifyApprovals(approvals, { intentId: id, approvers, window: { createdAt: now, now } });
+const { valid, counted, problems } = verifyApprovals(approvals, { intentId: id, approvers, window: { createdAt: now, now } });
 line('valid', valid.map((a) => a.approver_id).join(', '));
 for (const p of problems) line(`refused #${p.index}`, `${p.reason}: ${p.message}`);
 
-const second = evaluatePolicy(policy, request, { now, intentId: id, approvals: valid });
+// The policy counts `counted`: a strong_auth without a passkey assertion counts as weak there.
+const second = evaluatePolicy(policy, request, { now, intentId: id, approvals: counted });
 console.log('\n== re-evaluation');
 line('decision', `${second.decision} -> status ${STATUS_BY_DECISION[second.decision]}`);
 line('weight', `${second.current_weight} of ${second.required_weight}`);

@@ -6,6 +6,8 @@ import { toHex } from './encoding.js';
 import { isInitiator } from './identity.js';
 import { ValidationError } from './errors.js';
 import { SignedApprovalSchema } from './schemas/approval.js';
+import { createSoftwarePasskey } from './testing/passkey.js';
+import { parseRegistration } from './webauthn.js';
 
 const seed = (n: number) => new Uint8Array(32).fill(n);
 const alice = { sk: seed(1), pk: toHex(ed25519.getPublicKey(seed(1))) };
@@ -223,7 +225,8 @@ describe('preverifyApprovals: verdicts worked out ahead, bound to the bytes', ()
 
   it('compares every member a SignedApproval has (a tripwire: a member added to the schema must be compared in Verdicts.recorded)', () => {
     // Verdicts.recorded reuses a recorded outcome only for an approval with exactly these members.
-    expect(Object.keys(SignedApprovalSchema.shape).sort()).toEqual(['approver_id', 'at', 'intent', 'signature', 'strong_auth', 'verdict']);
+    // `webauthn` is the exception: an approval carrying it is never taken from the record.
+    expect(Object.keys(SignedApprovalSchema.shape).sort()).toEqual(['approver_id', 'at', 'intent', 'signature', 'strong_auth', 'verdict', 'webauthn']);
     expect(Object.keys(SignedApprovalSchema.shape.signature.shape).sort()).toEqual(['curve', 'sig']);
   });
 
@@ -234,6 +237,21 @@ describe('preverifyApprovals: verdicts worked out ahead, bound to the bytes', ()
     const r = verifyApprovals([approval], { intentId: intent, window, approvers, verdicts });
     expect(r.valid).toEqual([]);
     expect(r.problems.map((p) => p.reason)).toEqual(['bad_signature']);
+  });
+
+  it('an assertion stripped after preverification is not taken from the record: the approval counts as weak', async () => {
+    const passkey = createSoftwarePasskey({ rp_id: 'localhost', origin: 'http://localhost:1' });
+    const challenge = new Uint8Array(32);
+    const reg = parseRegistration(passkey.register(challenge), { challenge, rp_id: 'localhost', origins: ['http://localhost:1'] });
+    if (!reg.ok) throw new Error(reg.message);
+    const keys = new Map([['alice', { publicKey: alice.pk, passkey: { ...reg.passkey, origins: ['http://localhost:1'] } }]]);
+    const approval: Record<string, unknown> = { ...passkey.attach(signApproval(stmt('alice'), alice.sk)) };
+    const verdicts = await preverifyApprovals([approval], keys);
+    expect(verifyApprovals([approval], { intentId: intent, window, approvers: keys, verdicts }).counted[0]?.strong_auth).toBe(true);
+    delete approval['webauthn'];
+    const r = verifyApprovals([approval], { intentId: intent, window, approvers: keys, verdicts });
+    expect(r.counted[0]?.strong_auth).toBe(false);
+    expect(r.weakened.map((w) => w.reason)).toEqual(['no_assertion']);
   });
 
   it('a member added after preverification is refused as malformed, not waved through by the recorded verdict', async () => {

@@ -10,6 +10,7 @@ import { ValidationError } from './errors.js';
 import { isInitiator, parseInitiator, type Identity } from './identity.js';
 import { SignedApprovalSchema, type SignedApproval } from './schemas/approval.js';
 import { parseWith, toValidationIssues } from './schemas/index.js';
+import { verifyPasskeyAssertion, type PasskeyProblem, type RegisteredPasskey } from './webauthn.js';
 
 /**
  * Signs an approval statement with an approver's 32-byte ed25519 secret key.
@@ -157,6 +158,9 @@ class Verdicts implements ApprovalVerdicts {
     const v = this.#verdicts.get(`${keyHex}:${sig['sig']}`);
     if (v === undefined) return undefined;
     const a = v.approval;
+    // An approval with a passkey assertion is parsed again (the 7th member is not compared here);
+    // its signature verdict is still looked up by its bytes.
+    if (a.webauthn !== undefined) return undefined;
     const same =
       raw['approver_id'] === a.approver_id &&
       raw['intent'] === a.intent &&
@@ -208,16 +212,59 @@ export async function preverifyApprovals(approvals: readonly unknown[], approver
 /** preverifyApprovals looks at no more approvals than this per call (a bound on hostile input). */
 const MAX_PREVERIFIED = 64;
 
-/** What a service knows about an approver: its key, and whether it was revoked. */
+/** What a service knows about an approver: its key, whether it was revoked, and its passkey. */
 export interface ApproverKey {
   publicKey: Uint8Array | string;
   revoked?: boolean;
+  /**
+   * The passkey registered at pairing, with where its assertions may come from (the control
+   * plane's webauthn setting; a signer's trust file). Without one, no approval of this approver
+   * is strong.
+   */
+  passkey?: ApproverPasskey;
 }
 
+export interface ApproverPasskey extends RegisteredPasskey {
+  /** Origins an assertion's clientData may name (exact match, e.g. `http://localhost:8080`). */
+  origins: readonly string[];
+}
+
+/**
+ * An approval as the policy counts it: `strong_auth` true only when a passkey assertion proved it,
+ * and `device_bound` when that passkey was not backup-eligible (synced) at registration.
+ */
+export type CountedApproval = SignedApproval & { device_bound?: boolean };
+
 export interface ApprovalSetResult {
-  /** Approvals that verified, at most one per approver (the first valid one). */
+  /** Approvals that verified, as signed (to forward), at most one per approver (the first valid one). */
   valid: SignedApproval[];
+  /**
+   * The same approvals as the policy must count them (evaluatePolicy's `approvals`): a
+   * `strong_auth: true` whose passkey assertion is missing or does not verify counts as weak.
+   */
+  counted: CountedApproval[];
   problems: { index: number; approver_id: string | null; reason: ApprovalProblem; message: string }[];
+  /** Approvals claiming strong_auth that count as weak, and why (a control plane refuses them). */
+  weakened: { index: number; approver_id: string; reason: PasskeyProblem | 'no_assertion' | 'no_passkey'; message: string }[];
+}
+
+/**
+ * Whether an approval's `strong_auth: true` is proven: its `webauthn` assertion verifies against
+ * the approver's registered passkey. A weak approval needs no proof.
+ *
+ * @example
+ * const proof = strongAuthProof(approval, approvers.get(approval.approver_id)?.passkey)
+ */
+export function strongAuthProof(
+  approval: SignedApproval,
+  passkey: ApproverPasskey | undefined,
+): { strong: boolean; device_bound: boolean } | { strong: false; reason: PasskeyProblem | 'no_assertion' | 'no_passkey'; message: string } {
+  if (!approval.strong_auth) return { strong: false, device_bound: false };
+  if (approval.webauthn === undefined) return { strong: false, reason: 'no_assertion', message: 'strong_auth is true but the approval carries no webauthn assertion' };
+  if (passkey === undefined) return { strong: false, reason: 'no_passkey', message: `approver ${approval.approver_id} has no registered passkey` };
+  const check = verifyPasskeyAssertion({ assertion: approval.webauthn, passkey, statement: approval, rp_id: passkey.rp_id, origins: passkey.origins });
+  if (!check.ok) return { strong: false, reason: check.reason, message: `webauthn: ${check.reason}: ${check.message}` };
+  return { strong: true, device_bound: check.device_bound };
 }
 
 /**
@@ -269,9 +316,13 @@ export function approvalTimeProblem(at: number, window: ApprovalWindow): { reaso
  * unknown or revoked approvers, an initiator approving their own intent (identities compared as
  * values, identity.ts), bad signatures, approvals of another intent, approvals dated outside
  * `window` (stale, future, expired) and duplicates are reported, and only the rest count.
+ * A `strong_auth: true` counts as strong only with a `webauthn` assertion that verifies against the
+ * approver's passkey (strongAuthProof); otherwise it counts as weak and is listed in `weakened`.
+ * Hand `counted` to evaluatePolicy, and forward `valid` (the approvals as signed).
  *
  * @example
- * const { valid, problems } = verifyApprovals(approvals, { intentId: id, approvers: keysById, initiator: 'device:ab12', window: { createdAt, now } })
+ * const { counted, problems } = verifyApprovals(approvals, { intentId: id, approvers: keysById, initiator: 'device:ab12', window: { createdAt, now } })
+ * evaluatePolicy(policy, intent, { now, approvals: counted })
  */
 export function verifyApprovals(
   approvals: readonly unknown[],
@@ -287,7 +338,9 @@ export function verifyApprovals(
   },
 ): ApprovalSetResult {
   const valid: SignedApproval[] = [];
+  const counted: CountedApproval[] = [];
   const problems: ApprovalSetResult['problems'] = [];
+  const weakened: ApprovalSetResult['weakened'] = [];
   const seen = new Set<string>();
   const initiator = typeof ctx.initiator === 'string' ? parseInitiator(ctx.initiator) ?? ctx.initiator : ctx.initiator;
   approvals.forEach((raw, index) => {
@@ -313,8 +366,15 @@ export function verifyApprovals(
     if (seen.has(id)) return problem('duplicate', `approver ${id} approved more than once`);
     seen.add(id);
     valid.push(check.approval);
+    const proof = strongAuthProof(check.approval, known.passkey);
+    if ('reason' in proof) {
+      weakened.push({ index, approver_id: id, reason: proof.reason, message: proof.message });
+      counted.push({ ...check.approval, strong_auth: false });
+    } else {
+      counted.push(proof.strong ? { ...check.approval, device_bound: proof.device_bound } : check.approval);
+    }
   });
-  return { valid, problems };
+  return { valid, counted, problems, weakened };
 }
 
 /** The approver id an approval claims, read before it is validated; null when it names none. */

@@ -22,6 +22,20 @@ export {
 } from './digest.js';
 export { verifyEd25519, verifyEd25519Async, signEd25519, ed25519Signer, ed25519PublicKey, generateEd25519KeyPair } from './ed25519.js';
 export * from './approvals.js';
+export {
+  passkeyChallenge,
+  verifyPasskeyAssertion,
+  parseRegistration,
+  registeredPasskeyProblem,
+  RegisteredPasskeySchema,
+  ApproverPasskeySchema,
+  WebAuthnOriginSchema,
+  type PasskeyAssertion,
+  type PasskeyFailure,
+  type PasskeyProblem,
+  type PasskeyRegistration,
+  type RegisteredPasskey,
+} from './webauthn.js';
 export * from './statements.js';
 export * from './restrictions.js';
 export * from './governance.js';

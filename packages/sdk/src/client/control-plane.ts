@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { SessionError } from '../errors.js';
-import { SignedApprovalSchema, type SignedApproval } from '../schemas/approval.js';
+import { PasskeyRegistrationSchema, SignedApprovalSchema, type SignedApproval } from '../schemas/approval.js';
 import { labelString } from '../schemas/common.js';
 import {
   ApproveResultSchema,
@@ -67,12 +67,16 @@ export const PairCreateResultSchema = z.looseObject({
 });
 export type PairCreateResult = z.infer<typeof PairCreateResultSchema>;
 
-/** Body of POST /pair/claim: the code, the device key, its signature over the challenge, a label. */
+/**
+ * Body of POST /pair/claim: the code, the device key, its signature over the challenge, a label,
+ * and optionally the passkey registered over the same challenge (strong approvals need one).
+ */
 export const PairClaimRequestSchema = z.looseObject({
   code: z.string().min(1),
   public_key: z.string().min(1),
   signature: z.string().min(1),
   label: labelString(128),
+  passkey: PasskeyRegistrationSchema.optional(),
 });
 export type PairClaimRequest = z.infer<typeof PairClaimRequestSchema>;
 

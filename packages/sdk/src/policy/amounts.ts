@@ -94,12 +94,19 @@ export function spendInWindowByState(
   return { executed, pending };
 }
 
-/** Approvers' distinct approve verdicts. */
-export function approvers(approvals: readonly { approver_id: string; verdict: string; strong_auth: boolean }[], strongOnly = false): Set<string> {
+/**
+ * Approvers' distinct approve verdicts: all, only strong ones (`strongOnly`), or only strong ones
+ * proven by a device-bound passkey (`'device_bound'`).
+ */
+export function approvers(
+  approvals: readonly { approver_id: string; verdict: string; strong_auth: boolean; device_bound?: boolean }[],
+  strongOnly: boolean | 'device_bound' = false,
+): Set<string> {
   const ids = new Set<string>();
   for (const a of approvals) {
     if (a.verdict !== 'approve') continue;
     if (strongOnly && !a.strong_auth) continue;
+    if (strongOnly === 'device_bound' && a.device_bound !== true) continue;
     ids.add(a.approver_id);
   }
   return ids;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { signApproval, verifyApprovals } from '../approvals.js';
+import { signApproval, verifyApprovals, type CountedApproval } from '../approvals.js';
 import { intentId, normalizeIntent, policyDigest } from '../digest.js';
 import { ed25519PublicKey } from '../ed25519.js';
 import { ErrorCode, UnknownRuleError, ValidationError } from '../errors.js';
@@ -48,13 +48,16 @@ interface ApprovalSpec {
   who: Who;
   verdict?: 'approve' | 'reject';
   strong?: boolean;
+  /** As verifyApprovals' `counted` marks a strong approval proven by a device-bound passkey. */
+  device_bound?: boolean;
 }
 
-function approvalsFor(req: IntentRequest, specs: readonly ApprovalSpec[], at = NOW - 60): SignedApproval[] {
+function approvalsFor(req: IntentRequest, specs: readonly ApprovalSpec[], at = NOW - 60): CountedApproval[] {
   const id = intentId(req);
-  return specs.map(({ who, verdict = 'approve', strong = false }) =>
-    signApproval({ approver_id: who, intent: id, verdict, at, strong_auth: strong }, KEYS[who]),
-  );
+  return specs.map(({ who, verdict = 'approve', strong = false, device_bound }) => ({
+    ...signApproval({ approver_id: who, intent: id, verdict, at, strong_auth: strong }, KEYS[who]),
+    ...(device_bound !== undefined ? { device_bound } : {}),
+  }));
 }
 
 let historySeq = 0;
@@ -404,6 +407,46 @@ const ruleCases: Record<string, Case[]> = {
       intent: { initiator: 'agent:bot' },
       approvals: [{ who: 'alice', strong: true }, { who: 'bob', strong: true }],
       want: { decision: 'allow', required_weight: 2, current_weight: 2, reason: ALLOWED },
+    },
+    {
+      name: 'device_bound_above: at the amount, a synced passkey approval counts',
+      rules: [{ rule: 'require_human_approver_for_agent_initiated', device_bound_above: '1000' }],
+      intent: { initiator: 'agent:bot', amount: '1000' },
+      approvals: [{ who: 'alice', strong: true, device_bound: false }],
+      want: { decision: 'allow', required_weight: 1, current_weight: 1, reason: ALLOWED },
+    },
+    {
+      name: 'attack: a synced passkey where device-bound is required',
+      rules: [{ rule: 'require_human_approver_for_agent_initiated', device_bound_above: '1000' }],
+      intent: { initiator: 'agent:bot', amount: '1001' },
+      approvals: [{ who: 'alice', strong: true, device_bound: false }],
+      want: {
+        decision: 'require_approvals',
+        required_weight: 1,
+        current_weight: 0,
+        reason: 'require_human_approver_for_agent_initiated[0]: initiated by agent:bot; 0 of 1 device-bound passkey approval(s) (amount 1001 is above 1000)',
+      },
+    },
+    {
+      name: 'device_bound_above: an approval with no passkey proof is not device-bound',
+      rules: [{ rule: 'require_human_approver_for_agent_initiated', device_bound_above: '0' }],
+      intent: { initiator: 'agent:bot', amount: '5' },
+      approvals: [{ who: 'alice', strong: true }],
+      want: { decision: 'require_approvals', required_weight: 1, current_weight: 0, reason: '0 of 1 device-bound passkey' },
+    },
+    {
+      name: 'device_bound_above: a device-bound passkey approval counts above it',
+      rules: [{ rule: 'require_human_approver_for_agent_initiated', min_strong: 2, device_bound_above: '0' }],
+      intent: { initiator: 'agent:bot', amount: '5' },
+      approvals: [{ who: 'alice', strong: true, device_bound: true }, { who: 'bob', strong: true, device_bound: false }],
+      want: { decision: 'require_approvals', required_weight: 2, current_weight: 1, reason: '1 of 2 device-bound passkey' },
+    },
+    {
+      name: 'device_bound_above: device_bound without strong_auth does not count',
+      rules: [{ rule: 'require_human_approver_for_agent_initiated', device_bound_above: '0' }],
+      intent: { initiator: 'agent:bot', amount: '5' },
+      approvals: [{ who: 'alice', strong: false, device_bound: true }],
+      want: { decision: 'require_approvals', required_weight: 1, current_weight: 0, reason: '0 of 1 device-bound passkey' },
     },
   ],
   agent_budget_ceiling: [
@@ -1291,6 +1334,7 @@ describe('validation', () => {
     ['attester not 32-byte hex', 'rules.0.attesters.0', { rule: 'require_attestation', attesters: ['abcd'] }],
     ['unknown op', 'rules.0.ops.1', { rule: 'allow_operations', ops: ['transfer', 'swap'] }],
     ['min_strong 0', 'rules.0.min_strong', { rule: 'require_human_approver_for_agent_initiated', min_strong: 0 }],
+    ['device_bound_above not an amount', 'rules.0.device_bound_above', { rule: 'require_human_approver_for_agent_initiated', device_bound_above: '-1' }],
     ['empty tag key', 'rules.0.key', { rule: 'require_tag', key: '' }],
   ])('%s: ValidationError naming %s', (_name, path, rule) => {
     const e = thrown(() => evaluatePolicy({ wallet: WALLET, version: 1, rules: [rule] }, request(), { now: NOW }));

@@ -2,7 +2,7 @@
  * @module policy/types
  * Inputs and per-rule outcomes of the policy engine.
  */
-import type { SignedApproval } from '../schemas/approval.js';
+import type { CountedApproval } from '../approvals.js';
 import type { NormalizedIntent, OperationKind } from '../schemas/intent.js';
 import type { IntentStatus } from '../schemas/approval.js';
 import type { RuleKind, RuleOf } from '../schemas/policy.js';
@@ -34,8 +34,11 @@ export interface PolicyContext {
   intentId?: string;
   /** The wallet's other intents (velocity caps, agent budgets). */
   history?: readonly HistoryEntry[];
-  /** Approvals whose signatures were already verified (see verifyApprovals). */
-  approvals?: readonly SignedApproval[];
+  /**
+   * Approvals whose signatures were already verified, as they count: verifyApprovals' `counted`
+   * (strong_auth proven by a passkey, device_bound for a passkey that is not synced).
+   */
+  approvals?: readonly CountedApproval[];
   compliance_cleared?: boolean;
   attestation_valid?: boolean;
   /**
@@ -54,7 +57,7 @@ export interface RuleInput {
   created_at: number;
   intentId: string | undefined;
   history: readonly HistoryEntry[];
-  approvals: readonly SignedApproval[];
+  approvals: readonly CountedApproval[];
   compliance_cleared: boolean;
   attestation_valid: boolean;
   /** The destination's account (defaults to the destination). */

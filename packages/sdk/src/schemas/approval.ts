@@ -3,7 +3,36 @@
  * SignedApproval and Decision.
  */
 import { z } from 'zod';
-import { boundedString, integer, IntentIdSchema, UnixSecondsSchema } from './common.js';
+import { base64url, boundedString, integer, IntentIdSchema, UnixSecondsSchema } from './common.js';
+
+/** Largest decoded sizes of the WebAuthn fields, in bytes (browsers send a few hundred; certificates a few KiB). */
+export const WEBAUTHN_LIMITS = {
+  credential_id: 1023, // WebAuthn's own cap (credentialIdLength is at most 1023)
+  authenticator_data: 1024,
+  client_data_json: 4096,
+  signature: 72, // DER of two 33-byte integers
+  attestation_object: 8 * 1024, // fits the control plane's 16 KiB body limit as base64url
+} as const;
+
+/**
+ * The passkey assertion over an approval (issue #24; webauthn.ts verifies it). Not covered by the
+ * ed25519 signature: it proves the statement that signature covers, `strong_auth` included.
+ */
+export const PasskeyAssertionSchema = z.strictObject({
+  credential_id: base64url(WEBAUTHN_LIMITS.credential_id),
+  authenticator_data: base64url(WEBAUTHN_LIMITS.authenticator_data),
+  client_data_json: base64url(WEBAUTHN_LIMITS.client_data_json),
+  signature: base64url(WEBAUTHN_LIMITS.signature),
+});
+
+/**
+ * The registration response a device sends with POST /pair/claim (wire.md): parseRegistration
+ * (webauthn.ts) reads it against the pairing challenge.
+ */
+export const PasskeyRegistrationSchema = z.strictObject({
+  attestation_object: base64url(WEBAUTHN_LIMITS.attestation_object),
+  client_data_json: base64url(WEBAUTHN_LIMITS.client_data_json),
+});
 
 export const SignedApprovalSchema = z.strictObject({
   approver_id: boundedString(128),
@@ -15,6 +44,7 @@ export const SignedApprovalSchema = z.strictObject({
     curve: z.literal('ed25519', { error: 'curve must be ed25519' }),
     sig: z.string().regex(/^[0-9a-f]{128}$/, 'sig must be 64 bytes as 128 lowercase hex digits'),
   }),
+  webauthn: PasskeyAssertionSchema.optional(),
 });
 export type SignedApproval = z.infer<typeof SignedApprovalSchema>;
 export type ApprovalVerdict = SignedApproval['verdict'];

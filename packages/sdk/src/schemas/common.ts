@@ -30,6 +30,14 @@ export function hexBytes(bytes: number) {
     .regex(new RegExp(`^[0-9a-f]{${bytes * 2}}$`), `expected ${bytes} bytes as ${bytes * 2} lowercase hex digits`);
 }
 
+/** base64url without padding of 1..`maxBytes` bytes (WebAuthn's binary fields on the wire). */
+export function base64url(maxBytes: number) {
+  return z
+    .string()
+    .max(Math.ceil((maxBytes * 4) / 3), `at most ${maxBytes} bytes`)
+    .regex(/^[A-Za-z0-9_-]+$/, 'expected base64url without padding');
+}
+
 /** SHA-256 digest as 64 lowercase hex digits. */
 export const DigestSchema = hexBytes(32);
 

@@ -12,6 +12,8 @@ import { addressText, boundedString, DigestSchema, hexBytes, integer, labelStrin
 import { AssetSpecSchema } from './intent.js';
 import { PolicySetSchema } from './policy.js';
 import { WalletDescriptorSchema } from './wallet.js';
+// One passkey record for a trust file's approver, whether written by hand or by a change set.
+import { ApproverPasskeySchema } from '../webauthn.js';
 
 /** Most admins an admin policy lists. */
 export const MAX_ADMINS = 32;
@@ -69,15 +71,6 @@ export type AdminPolicy = z.infer<typeof AdminPolicySchema>;
 
 const base64url = (max: number) => z.string().max(max).regex(/^[A-Za-z0-9_-]*$/, 'expected base64url without padding');
 
-/** A passkey registered for an approver (wire.md): what a signer checks a webauthn proof against. */
-export const ApproverPasskeySchema = z.strictObject({
-  credential_id: base64url(1366).min(1),
-  public_key: base64url(1366).min(1).describe('COSE key, base64url'),
-  backup_eligible: z.boolean(),
-  rp_id: boundedString(253),
-  origins: z.array(z.string().min(1).max(2048)).max(16).optional(),
-});
-export type ApproverPasskey = z.infer<typeof ApproverPasskeySchema>;
 
 const wallet = boundedString(128);
 

@@ -76,6 +76,8 @@ export const RuleSchemas = {
   require_human_approver_for_agent_initiated: z.looseObject({
     rule: z.literal('require_human_approver_for_agent_initiated'),
     min_strong: integer().min(1).max(256).optional(),
+    /** Above this amount, a strong approval counts only from a device-bound (not synced) passkey. */
+    device_bound_above: AmountSchema.optional(),
   }),
   agent_budget_ceiling: z.looseObject({
     rule: z.literal('agent_budget_ceiling'),

@@ -60,3 +60,4 @@ export {
   type MemoryTxStatus,
   type SignerList,
 } from './memory-ledger.js';
+export { createSoftwarePasskey, type CeremonyOptions, type SoftwarePasskey, type SoftwarePasskeyOptions } from './passkey.js';

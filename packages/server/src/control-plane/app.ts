@@ -13,6 +13,7 @@ import {
   IntentIdSchema,
   IntentStatusSchema,
   PairCreateRequestSchema,
+  PasskeyRegistrationSchema,
   SignedApprovalSchema,
   ValidationError,
   VaultError,
@@ -66,6 +67,7 @@ const ClaimSchema = z.looseObject({
   public_key: z.string().regex(/^[0-9a-f]{64}$/, 'public_key must be 32 bytes as 64 lowercase hex digits'),
   signature: z.string().regex(/^[0-9a-f]{128}$/, 'signature must be 64 bytes as 128 lowercase hex digits'),
   label: labelString(128),
+  passkey: PasskeyRegistrationSchema.optional(),
 });
 
 /** Light modules around the pairing QR code: the quiet zone ISO/IEC 18004 asks for. */

@@ -12,41 +12,52 @@ import {
   verifyApprovals,
   approvalsUnderPolicy,
   type ApprovalProblem,
+  type ApprovalSetResult,
   type ApproverKey,
+  type CountedApproval,
   type Decision,
   type IntentStatus,
   type SignedApproval,
 } from '@vault/sdk';
 import type { Core } from './core.js';
 import type { Intents } from './intents.js';
-import type { StateFile } from './state.js';
+import type { StateFile, WebAuthnSettings } from './state.js';
 import { isOpen, transition } from './status.js';
 import type { IntentRecord } from './store.js';
 
-/** The approver devices of the state file, keyed by id, a revoked one marked so. */
-export function approverKeys(state: StateFile): Map<string, ApproverKey> {
+/**
+ * The approver devices of the state file, keyed by id, a revoked one marked so, each with its
+ * passkey (if one was registered at pairing) and the origins its assertions may come from.
+ */
+export function approverKeys(state: StateFile, webauthn: WebAuthnSettings): Map<string, ApproverKey> {
   const m = new Map<string, ApproverKey>();
   for (const d of state.devices) {
     if (d.role !== 'approver') continue;
-    m.set(d.id, { publicKey: d.public_key, revoked: d.revoked_at !== null });
+    m.set(d.id, { publicKey: d.public_key, revoked: d.revoked_at !== null, ...(d.passkey ? { passkey: { ...d.passkey, origins: webauthn.origins } } : {}) });
   }
   return m;
 }
 
 /**
- * The stored approvals that count: judged as new ones are (approveSigned), and as the signer will
- * judge them (known, unrevoked approver; not the initiator; dated within the intent's window and
- * younger than the wallet's approval age, `maxAgeSeconds`).
+ * The stored approvals, judged as new ones are (approveSigned), and as the signer will judge them
+ * (known, unrevoked approver; not the initiator; dated within the intent's window and younger
+ * than the wallet's approval age, `maxAgeSeconds`; strong only with a verifying passkey assertion).
+ * `valid` is what is forwarded to the signers, `counted` what the policy counts.
  */
-export function countedApprovals(state: StateFile, record: Pick<IntentRecord, 'intentId' | 'approvals' | 'intent' | 'created_at'>, now: number, maxAgeSeconds: number): SignedApproval[] {
+export function judgedApprovals(core: Core, record: Pick<IntentRecord, 'intentId' | 'approvals' | 'intent' | 'created_at'>, now: number, maxAgeSeconds: number): ApprovalSetResult {
   // Approvals dated before a change set last changed the wallet's policy do not count (the signer drops them too).
-  const under = approvalsUnderPolicy(record.approvals, state.governance?.policy_since[record.intent.wallet]).kept;
+  const under = approvalsUnderPolicy(record.approvals, core.state.governance?.policy_since[record.intent.wallet]).kept;
   return verifyApprovals(under, {
     intentId: record.intentId,
-    approvers: approverKeys(state),
+    approvers: approverKeys(core.state, core.webauthn()),
     initiator: record.intent.initiator,
     window: { createdAt: record.created_at, now, maxAgeSeconds },
-  }).valid;
+  });
+}
+
+/** The stored approvals as the policy counts them (judgedApprovals' `counted`). */
+export function countedApprovals(core: Core, record: Pick<IntentRecord, 'intentId' | 'approvals' | 'intent' | 'created_at'>, now: number, maxAgeSeconds: number): CountedApproval[] {
+  return judgedApprovals(core, record, now, maxAgeSeconds).counted;
 }
 
 export class Approvals {
@@ -68,7 +79,7 @@ export class Approvals {
       }
       const check = verifyApprovals([approval], {
         intentId: id,
-        approvers: approverKeys(this.#core.state),
+        approvers: approverKeys(this.#core.state, this.#core.webauthn()),
         initiator: cur.intent.initiator,
         window: { createdAt: cur.created_at, now: this.#core.now(), maxAgeSeconds: this.#core.lifetime(cur.intent.wallet).approval_max_age_seconds },
       });
@@ -78,6 +89,12 @@ export class Approvals {
         const paths: Partial<Record<ApprovalProblem, string>> = { wrong_intent: 'intent', bad_signature: 'signature.sig', malformed: '', stale: 'at', future: 'at', expired: 'at' };
         const path = paths[problem.reason] ?? 'approver_id';
         throw new ValidationError('approval', [{ path, message: problem.message }], { data: { reason: problem.reason } });
+      }
+      // A strong_auth the device cannot prove would be recorded as a claim the signers then count
+      // as weak: refuse it, so the device learns now (it may resend with strong_auth false).
+      const weak = check.weakened[0];
+      if (weak) {
+        throw new ValidationError('approval', [{ path: 'webauthn', message: weak.message }], { data: { reason: 'strong_auth_unproven', webauthn: weak.reason } });
       }
       // A verified approval that no rule of the wallet's policy counts would be recorded with
       // weight 0 and change nothing (a reject from it would even close the intent): refuse it and

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { writeFileAtomic } from '../http/files.js';
 import { importPlugin, type PluginModule } from '../plugins.js';
 import type { ReceiptSigner } from './secrets.js';
-import { canonicalJson, readStateFile, type DriverEntry, type StateFile } from './state.js';
+import { canonicalJson, readStateFile, type DriverEntry, type StateFile, type WebAuthnSettings } from './state.js';
 import type { IntentStore } from './store.js';
 import type { EventFeed } from './webhooks/feed.js';
 import type { Resolver } from './webhooks/send.js';
@@ -177,6 +177,19 @@ export class Core {
   /** The state file in force. */
   get state(): StateFile {
     return this.#state;
+  }
+
+  /** The port this control plane listens on, once it does (run.ts): the default passkey origin. */
+  listeningPort: number | undefined;
+
+  /**
+   * Where passkey ceremonies may happen: state.json's `webauthn`, else rp_id `localhost` and
+   * `http://localhost:<port>`. Before the port is known there is no default origin, so no
+   * assertion verifies (fail closed).
+   */
+  webauthn(): WebAuthnSettings {
+    if (this.#state.webauthn) return this.#state.webauthn;
+    return { rp_id: 'localhost', origins: this.listeningPort === undefined ? [] : [`http://localhost:${this.listeningPort}`] };
   }
 
   get drivers(): DriverRegistry<ChainDriver> {

@@ -4,7 +4,7 @@
  * over the challenge, revocation (pushed to every signer at once). Each change of state.json is
  * built and checked before anything is written, under the state lock, with its receipt.
  */
-import { fromHex, NotFoundError, RefusedError, rulesCountingApprover, sha256Hex, ValidationError, verifyEd25519 } from '@vault/sdk';
+import { fromHex, NotFoundError, parseRegistration, RefusedError, rulesCountingApprover, sha256Hex, ValidationError, verifyEd25519, type PasskeyRegistration, type RegisteredPasskey } from '@vault/sdk';
 import { randomBytes } from 'node:crypto';
 import { currentActor, withActor } from './actor.js';
 import { STATE_FILE, type Core } from './core.js';
@@ -25,7 +25,16 @@ interface PairingCode {
 }
 
 export function publicDevice(d: Device): Record<string, unknown> {
-  return { id: d.id, role: d.role, label: d.label, public_key: d.public_key, paired_at: d.paired_at, revoked_at: d.revoked_at, revoked: d.revoked_at !== null };
+  return {
+    id: d.id,
+    role: d.role,
+    label: d.label,
+    public_key: d.public_key,
+    paired_at: d.paired_at,
+    revoked_at: d.revoked_at,
+    revoked: d.revoked_at !== null,
+    ...(d.passkey ? { passkey: d.passkey } : {}),
+  };
 }
 
 export class Devices {
@@ -70,15 +79,17 @@ export class Devices {
    * unknown code is refused by a map lookup whoever floods them, and failures are counted per code
    * (three bad signatures burn it), which only a holder of that code can spend.
    */
-  async pairClaim(body: { code: string; public_key: string; signature: string; label: string }): Promise<Record<string, unknown>> {
+  async pairClaim(body: { code: string; public_key: string; signature: string; label: string; passkey?: PasskeyRegistration | undefined }): Promise<Record<string, unknown>> {
     const p = this.#openCode(body.code);
     const pub = fromHex(body.public_key, 'public_key', 32);
     const sig = fromHex(body.signature, 'signature', 64);
-    if (!verifyEd25519(sig, fromHex(p.challenge, 'challenge', 32), pub)) {
+    const challenge = fromHex(p.challenge, 'challenge', 32);
+    if (!verifyEd25519(sig, challenge, pub)) {
       p.failures += 1;
       if (p.failures >= 3) this.#pairing.delete(p.code);
       throw new ValidationError('claim', [{ path: 'signature', message: 'signature over the challenge does not verify' }], { data: { reason: 'bad_signature' } });
     }
+    const passkey = body.passkey === undefined ? undefined : this.#passkey(body.passkey, challenge, p);
     return this.#core.stateLock.run(STATE_FILE, async () => {
       // Re-checked under the lock: a concurrent claim may have used the code or paired this key.
       if (this.#openCode(body.code) !== p) throw new RefusedError('pairing code invalid, used or expired', { data: { reason: 'pairing_code' } });
@@ -92,6 +103,7 @@ export class Devices {
         public_key: body.public_key,
         paired_at: this.#core.now(),
         revoked_at: null,
+        ...(passkey ? { passkey } : {}),
       };
       // Everything is built and checked before anything is written: the new state as the loader
       // reads it back, and the receipt. A refusal here leaves the code, the file and the chain as
@@ -107,6 +119,21 @@ export class Devices {
       this.#core.log({ event: 'paired', role: device.role });
       return { paired: true, device: publicDevice(device), ...this.countedBy(device) };
     });
+  }
+
+  /**
+   * The passkey a claim registers over the pairing challenge (parseRegistration: ES256 only, user
+   * verified, this rp id and an allowed origin), or a 400 naming `claim.passkey` that burns the
+   * code like a bad signature does.
+   */
+  #passkey(registration: PasskeyRegistration, challenge: Uint8Array, p: PairingCode): RegisteredPasskey {
+    const { rp_id, origins } = this.#core.webauthn();
+    const r = parseRegistration(registration, { challenge, rp_id, origins });
+    if (r.ok) return r.passkey;
+    p.failures += 1;
+    if (p.failures >= 3) this.#pairing.delete(p.code);
+    const field = r.path === 'client_data_json' ? 'client_data_json' : 'attestation_object';
+    throw new ValidationError('claim', [{ path: `passkey.${field}`, message: `${r.reason}: ${r.message}` }], { data: { reason: 'bad_passkey', passkey: r.reason } });
   }
 
   /**

@@ -24,7 +24,7 @@ import {
   type ProtectInputs,
   type WalletDescriptor,
 } from '@vault/sdk';
-import { countedApprovals } from './approvals.js';
+import { judgedApprovals } from './approvals.js';
 import type { Core } from './core.js';
 import { ExecuteRefusedError } from './errors.js';
 import type { Intents } from './intents.js';
@@ -212,7 +212,7 @@ export class Execution {
 
   /** 4. signers: every member is asked, with the approvals that count. */
   #askSigners(record: IntentRecord, wallet: WalletDescriptor, { params, protect, built }: Prepared): Promise<SignerAnswer[]> {
-    const approvals = countedApprovals(this.#core.state, record, this.#core.now(), this.#core.lifetime(wallet.wallet).approval_max_age_seconds);
+    const approvals = judgedApprovals(this.#core, record, this.#core.now(), this.#core.lifetime(wallet.wallet).approval_max_age_seconds).valid;
     const request = signRequest(record, wallet, this.#core.policy(wallet.wallet), { approvals, params, protect, expected_payload_digest: built.digest });
     return this.#signers.askSigners(wallet, request);
   }

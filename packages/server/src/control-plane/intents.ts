@@ -88,7 +88,7 @@ export class Intents {
       created_at: record.created_at,
       intentId: record.intentId,
       history: this.#core.writer.history.forPolicy(policy, record.intent.wallet, now, existing ?? undefined),
-      approvals: countedApprovals(this.#core.state, record, now, this.#core.lifetime(record.intent.wallet).approval_max_age_seconds),
+      approvals: countedApprovals(this.#core, record, now, this.#core.lifetime(record.intent.wallet).approval_max_age_seconds),
       compliance_cleared: statements.compliance_cleared,
       attestation_valid: statements.attestation_valid,
       destination_account: this.#destinationAccount(record.intent),

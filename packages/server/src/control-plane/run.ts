@@ -60,6 +60,7 @@ export async function startControlPlane(opts: ControlPlaneOptions & { host?: str
     await cp.close();
     throw e;
   }
+  cp.listening(server.port);
   return {
     cp,
     server,

@@ -29,6 +29,7 @@ import {
   type CancelResult,
   type Restriction,
   type EventFilter,
+  type PasskeyRegistration,
   type SignedApproval,
   type VaultEvent,
   type WalletDescriptor,
@@ -178,6 +179,11 @@ export class ControlPlane {
     if (opts.resumeOnStart !== false) cp.#execution.resumeInflight();
     cp.#lifecycle.start(opts.expirySweepMs ?? EXPIRY_SWEEP_MS);
     return cp;
+  }
+
+  /** Tells the control plane the port it listens on (the default passkey origin, Core.webauthn). */
+  listening(port: number): void {
+    this.#core.listeningPort = port;
   }
 
   /** The state file in force (replaced whole by reload, pairing and revocation). */
@@ -409,7 +415,7 @@ export class ControlPlane {
   }
 
   /** POST /pair/claim (no session). */
-  pairClaim(body: { code: string; public_key: string; signature: string; label: string }): Promise<Record<string, unknown>> {
+  pairClaim(body: { code: string; public_key: string; signature: string; label: string; passkey?: PasskeyRegistration | undefined }): Promise<Record<string, unknown>> {
     return this.#devices.pairClaim(body);
   }
 

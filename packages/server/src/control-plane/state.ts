@@ -17,6 +17,8 @@ import {
   ClearanceStatementSchema,
   IntentLifetimeSchema,
   PolicySetSchema,
+  RegisteredPasskeySchema,
+  WebAuthnOriginSchema,
   ValidationError,
   WalletDescriptorSchema,
   KEY_BINDING_RE,
@@ -44,6 +46,8 @@ export const DeviceSchema = z.strictObject({
   public_key: Hex32,
   paired_at: z.int().min(0),
   revoked_at: z.int().min(0).nullable().default(null),
+  /** The passkey registered at pairing (issue #24): only its assertions make an approval strong. */
+  passkey: RegisteredPasskeySchema.optional(),
 });
 export type Device = z.infer<typeof DeviceSchema>;
 
@@ -87,6 +91,17 @@ export const ApiKeySchema = z.strictObject({
   revoked_at: z.int().min(0).nullable().default(null),
 });
 export type ApiKey = z.infer<typeof ApiKeySchema>;
+
+/**
+ * Where passkey ceremonies may happen: the relying party id and the page origins. Absent: rp_id
+ * `localhost` and the origin `http://localhost:<port>` the control plane listens on (browsers
+ * refuse IP-address rp ids, so the app is opened at http://localhost:PORT/app/).
+ */
+export const WebAuthnSettingsSchema = z.strictObject({
+  rp_id: z.string().min(1).max(253),
+  origins: z.array(WebAuthnOriginSchema).min(1).max(16),
+});
+export type WebAuthnSettings = z.infer<typeof WebAuthnSettingsSchema>;
 
 /** A signer service: where to send SignRequests for one signer address. */
 export const SignerEndpointSchema = z
@@ -197,6 +212,7 @@ export const StateFileSchema = z
     lifetimes: z.record(z.string().min(1).max(128), IntentLifetimeSchema).default({}),
     /** Host names accepted besides loopback (only when deliberately exposed behind a proxy). */
     extra_hosts: z.array(z.string().min(1).max(253)).max(16).default([]),
+    webauthn: WebAuthnSettingsSchema.optional(),
     /** Webhook endpoints (POST /webhooks adds them) and delivery settings (SSRF allowances, retry horizon). */
     webhooks: WebhooksConfigSchema.default(WebhooksConfigSchema.parse({})),
     governance: GovernanceSectionSchema.optional(),

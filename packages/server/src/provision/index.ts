@@ -13,6 +13,7 @@
  * revived here: those refuse, naming the field.
  */
 import {
+  ApproverPasskeySchema,
   DigestSchema,
   IntentLifetimeSchema,
   ValidationError,
@@ -74,6 +75,8 @@ const ApproverSchema = z.strictObject({
   public_key: z.string().regex(/^[0-9a-f]{64}$/, 'public_key is a 32-byte ed25519 key as lowercase hex'),
   /** Only for an approver no provisioned policy names; otherwise it must equal the policies' weight. */
   weight: z.int().min(1).max(1_000_000).optional(),
+  /** Its passkey as registered at pairing (GET /devices) with the page origins: signers then count its proven strong approvals as strong. */
+  passkey: ApproverPasskeySchema.optional(),
 });
 
 const FundingSchema = z.discriminatedUnion('kind', [
@@ -220,6 +223,7 @@ interface WantedApprover {
   public_key: string;
   weight: number;
   revoked: boolean;
+  passkey?: z.infer<typeof ApproverPasskeySchema>;
   /** Where it was named, for messages. */
   from: string;
 }
@@ -253,7 +257,7 @@ function wantedApprovers(config: ProvisionConfig, policies: readonly (PolicySet 
     const device = state?.devices.find((d) => d.id === a.id);
     if (device && device.public_key !== a.public_key) fail(`approvers.${i}.public_key`, `device ${a.id} is paired in the state file with another key (${device.public_key})`);
     if (device?.revoked_at != null) fail(`approvers.${i}.id`, `device ${a.id} is revoked in the state file: provision does not revive an approver`);
-    out.set(a.id, { id: a.id, public_key: a.public_key, weight, revoked: false, from: `approvers.${i}` });
+    out.set(a.id, { id: a.id, public_key: a.public_key, weight, revoked: false, ...(a.passkey ? { passkey: a.passkey } : {}), from: `approvers.${i}` });
   });
   for (const [id, { weight, at }] of weights) {
     if (out.has(id)) continue;
@@ -276,7 +280,7 @@ type TrustApprover = TrustFile['approvers'][number];
 
 /**
  * The trust file's approvers with `wanted` merged in. Adding one is fine, and so is marking one
- * revoked (that only takes power away); changing a key or a weight, or reviving a revoked one,
+ * revoked (that only takes power away); changing a key (or a passkey) or a weight, or reviving a revoked one,
  * is refused naming the field: those are decisions for the signer's operator, by hand.
  */
 function mergeApprovers(current: readonly TrustApprover[], wanted: readonly WantedApprover[], at: string): TrustApprover[] {
@@ -285,8 +289,12 @@ function mergeApprovers(current: readonly TrustApprover[], wanted: readonly Want
     const i = out.findIndex((a) => a.id === w.id);
     const have = out[i];
     if (have === undefined) {
-      out.push({ id: w.id, public_key: w.public_key, weight: w.weight, ...(w.revoked ? { revoked: true } : {}) });
+      out.push({ id: w.id, public_key: w.public_key, weight: w.weight, ...(w.revoked ? { revoked: true } : {}), ...(w.passkey ? { passkey: w.passkey } : {}) });
       continue;
+    }
+    // A passkey is a second key: added with its approver, never swapped or added later by provision.
+    if (w.passkey !== undefined && canonicalJson(w.passkey) !== canonicalJson(have.passkey ?? null)) {
+      fail(`${at}.approvers.${i}.passkey`, `approver ${w.id} has ${have.passkey ? 'another passkey' : 'no passkey'} here: provision does not re-key an approver (${w.from})`);
     }
     // Public keys, not secrets: a plain comparison.
     if (have.public_key !== w.public_key) {

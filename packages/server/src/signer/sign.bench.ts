@@ -271,9 +271,9 @@ async function loadAndReport(): Promise<void> {
 /** The work the signer cannot skip, on one request: verify 3 approvals and the clearance, re-run policy, rebuild, sign. */
 async function rawFloor(req: SignRequest): Promise<void> {
   const intent = normalizeIntent(req.intent.request);
-  const { valid } = verifyApprovals(req.approvals, { intentId: req.intent.id, approvers: w.trust.approvers, initiator: intent.initiator, window: { createdAt: req.intent.created_at, now: w.clock.now } });
+  const { counted } = verifyApprovals(req.approvals, { intentId: req.intent.id, approvers: w.trust.approvers, initiator: intent.initiator, window: { createdAt: req.intent.created_at, now: w.clock.now } });
   const { compliance_cleared } = verifyStatements(req.protect.statements ?? [], { policy: req.policy, wallet: intent.wallet, chain: w.wallet.chain, destination: intent.destination, now: w.clock.now });
-  const d = evaluatePolicy(req.policy, intent, { now: w.clock.now, intentId: req.intent.id, history: w.state.historyFor(intent.wallet, w.clock.now, policyWindows(req.policy), req.intent.id), approvals: valid, compliance_cleared });
+  const d = evaluatePolicy(req.policy, intent, { now: w.clock.now, intentId: req.intent.id, history: w.state.historyFor(intent.wallet, w.clock.now, policyWindows(req.policy), req.intent.id), approvals: counted, compliance_cleared });
   if (d.decision !== 'allow') throw new Error(d.reasons.join('; '));
   const built = w.driver.buildPayload({ intent, wallet: w.wallet, params: req.params });
   await w.chainSigner.signPayload({ built, key: w.keys.signingKey(w.keys.list()[0]!.publicKeyHex)!, signerAddress: req.signer_address });
@@ -290,9 +290,9 @@ async function fullFloor(req: SignRequest): Promise<void> {
   if (intentId(intent) !== req.intent.id) throw new Error('intent id');
   const policy = preparePolicy(req.policy);
   if (policyDigest(policy) !== req.policy_digest) throw new Error('policy digest');
-  const { valid } = verifyApprovals(req.approvals, { intentId: req.intent.id, approvers: w.trust.approvers, initiator: intent.initiator, window: { createdAt: req.intent.created_at, now: w.clock.now } });
+  const { counted } = verifyApprovals(req.approvals, { intentId: req.intent.id, approvers: w.trust.approvers, initiator: intent.initiator, window: { createdAt: req.intent.created_at, now: w.clock.now } });
   const { compliance_cleared } = verifyStatements(req.protect.statements ?? [], { policy, wallet: intent.wallet, chain: w.wallet.chain, destination: intent.destination, now: w.clock.now });
-  const d = evaluatePolicy(policy, intent, { now: w.clock.now, intentId: req.intent.id, history: w.state.historyFor(intent.wallet, w.clock.now, policyWindows(policy), req.intent.id), approvals: valid, compliance_cleared });
+  const d = evaluatePolicy(policy, intent, { now: w.clock.now, intentId: req.intent.id, history: w.state.historyFor(intent.wallet, w.clock.now, policyWindows(policy), req.intent.id), approvals: counted, compliance_cleared });
   if (d.decision !== 'allow') throw new Error(d.reasons.join('; '));
   const built = w.driver.buildPayload({ intent, wallet: w.wallet, params: req.params });
   const c = await w.chainSigner.signPayload({ built, key: w.keys.signingKey(w.keys.list()[0]!.publicKeyHex)!, signerAddress: req.signer_address });

@@ -397,7 +397,8 @@ async function check(req: SignRequest, deps: SignerDeps, now: number, events: St
     created_at: createdAt,
     intentId: id,
     history: state.historyFor(normalized.wallet, now, policyWindows(policy), id),
-    approvals: verified.valid,
+    // As they count: a strong_auth without a verifying passkey assertion counts as weak here.
+    approvals: verified.counted,
     compliance_cleared: statements.compliance_cleared,
     attestation_valid: statements.attestation_valid,
     // The account a tagged destination pays, read by this signer's own driver (a signer without

@@ -80,7 +80,11 @@ export const TrustFileSchema = z
           public_key: z.string().regex(/^[0-9a-f]{64}$/, 'approver public_key is a 32-byte ed25519 key as lowercase hex'),
           weight: z.int().min(1).max(1_000_000).describe('Must equal the weight any pinned policy gives this approver.'),
           revoked: z.boolean().optional(),
-          passkey: ApproverPasskeySchema.optional().describe('The passkey registered for this approver: an approval claiming strong_auth counts as strong only with a webauthn proof under it.'),
+          passkey: ApproverPasskeySchema
+            .optional()
+            .describe(
+              "The approver's passkey as registered at pairing (the control plane's device record: GET /devices), with the origins its assertions may come from. Without it, every approval of this approver counts as weak (strong_auth false) on this signer.",
+            ),
         }),
       )
       .max(1024),
@@ -155,7 +159,9 @@ export function parseTrust(doc: unknown): Trust {
   const wallets = new Map(
     file.wallets.map((w) => [w.descriptor.wallet, { descriptor: deepFreeze(w.descriptor), canonical: canonicalize(w.descriptor), policyDigest: w.policy_digest, maxFee: w.max_fee === undefined ? undefined : BigInt(w.max_fee), lifetime: intentLifetime(w.lifetime), policySince: w.policy_since }]),
   );
-  const approvers = new Map(file.approvers.map((a) => [a.id, { publicKey: a.public_key, revoked: a.revoked ?? false, weight: a.weight }]));
+  const approvers = new Map(
+    file.approvers.map((a) => [a.id, { publicKey: a.public_key, revoked: a.revoked ?? false, weight: a.weight, ...(a.passkey ? { passkey: a.passkey } : {}) }]),
+  );
   const scopes = new Map((file.keys ?? []).map((k) => [k.public_key, k.scope]));
   return {
     file,

@@ -349,7 +349,7 @@ describe('expiry', () => {
     expect(stale.decision.current_weight).toBe(0);
     // An approval already that old is refused as it arrives, naming its date.
     const approver = h.approvers['carol'];
-    const old = signApproval({ approver_id: 'carol', intent: intentId, verdict: 'approve', at: h.clock.now - 3600, strong_auth: true }, approver!.secretKey);
+    const old = signApproval({ approver_id: 'carol', intent: intentId, verdict: 'approve', at: h.clock.now - 3600, strong_auth: false }, approver!.secretKey);
     const e = await expectError(h.client.approveSigned(intentId, old));
     expect(e.code).toBe(4000);
     expect(e.data).toMatchObject({ reason: 'expired' });

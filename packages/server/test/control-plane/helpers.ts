@@ -159,7 +159,7 @@ export async function setup(opts: HarnessOptions = {}): Promise<Harness> {
     get state() {
       return running.cp.state;
     },
-    approve(intent, who, verdict = 'approve', strong = true) {
+    approve(intent, who, verdict = 'approve', strong = false) {
       const a = approvers[who];
       if (!a) throw new Error(`no approver ${who}`);
       return signApproval({ approver_id: who, intent, verdict, at: clock.now, strong_auth: strong }, a.secretKey);

@@ -68,7 +68,7 @@ describe('attack: a device approves its own intent (finding 2)', () => {
 });
 
 describe('attack: approvals with no freshness (finding 6)', () => {
-  const stmt = (id: string, at: number) => signApproval({ approver_id: 'bob', intent: id, verdict: 'approve', at, strong_auth: true }, h.approvers['bob']!.secretKey);
+  const stmt = (id: string, at: number) => signApproval({ approver_id: 'bob', intent: id, verdict: 'approve', at, strong_auth: false }, h.approvers['bob']!.secretKey);
 
   it('an approval dated at 1 is refused as stale, naming at', async () => {
     const id = await created();
@@ -88,7 +88,7 @@ describe('attack: approvals with no freshness (finding 6)', () => {
     const id = await created();
     expect((await post(`/intent/${id}/approve-signed`, JSON.stringify(stmt(id, h.clock.now)))).status).toBe(200);
     const cur = h.running.cp.getIntent(id);
-    const carol = signApproval({ approver_id: 'carol', intent: id, verdict: 'approve', at: 1, strong_auth: true }, h.approvers['carol']!.secretKey);
+    const carol = signApproval({ approver_id: 'carol', intent: id, verdict: 'approve', at: 1, strong_auth: false }, h.approvers['carol']!.secretKey);
     await h.running.cp.store.write({ ...cur, approvals: [...cur.approvals, carol] }, null);
     // bob's counts, carol's stale one does not: 1 of 2, still pending (it would be allowed at 2)
     const stored = await h.client.intent(id);

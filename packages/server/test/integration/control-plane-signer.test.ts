@@ -23,6 +23,7 @@ import {
   createControlPlaneClient,
   createSignerClient,
   generateEd25519KeyPair,
+  parseRegistration,
   policyDigest,
   signApproval,
   SignerRefusedError,
@@ -32,7 +33,7 @@ import {
   type PolicySet,
   type WalletDescriptor,
 } from '@vault/sdk';
-import { memoryAddress } from '@vault/sdk/testing';
+import { createSoftwarePasskey, memoryAddress } from '@vault/sdk/testing';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -143,7 +144,20 @@ const approvers: Approver[] = ['alice', 'bob', 'carol'].map((id) => {
   const k = generateEd25519KeyPair();
   return { id, secretKey: k.secretKey, publicKeyHex: k.publicKeyHex };
 });
-const wallets: Record<'ops' | 'ops-mixed' | 'ops-short', WalletDescriptor> = {} as never;
+const wallets: Record<'ops' | 'ops-mixed' | 'ops-short' | 'ops-agent', WalletDescriptor> = {} as never;
+/**
+ * Passkeys (issue #24): alice's phone registered one at pairing. Signers A and B list it in their
+ * trust files; C does not, so C counts alice's strong approvals as weak.
+ */
+const PAGE_ORIGIN = 'http://localhost:5999';
+const alicePasskey = createSoftwarePasskey({ rp_id: 'localhost', origin: PAGE_ORIGIN });
+const aliceRegistered = (() => {
+  const challenge = new Uint8Array(32).fill(5);
+  const r = parseRegistration(alicePasskey.register(challenge), { challenge, rp_id: 'localhost', origins: [PAGE_ORIGIN] });
+  if (!r.ok) throw new Error(r.message);
+  return r.passkey;
+})();
+const PASSKEY_TRUSTED_BY = ['A', 'B'];
 const policies: Record<string, PolicySet> = {};
 /** Per signer name: the wallets whose pinned policy digest is NOT the control plane's. */
 const WRONG_PIN: Record<string, string[]> = { A: [], B: ['ops-short'], C: ['ops-mixed', 'ops-short'] };
@@ -172,7 +186,7 @@ function policyOf(wallet: string, version = 1): PolicySet {
 
 function approve(intent: string, who: string) {
   const a = approvers.find((x) => x.id === who) as Approver;
-  return signApproval({ approver_id: a.id, intent, verdict: 'approve', at: now() - 1, strong_auth: true }, a.secretKey);
+  return signApproval({ approver_id: a.id, intent, verdict: 'approve', at: now() - 1, strong_auth: false }, a.secretKey);
 }
 
 function signerClient(s: RealSigner) {
@@ -197,7 +211,7 @@ beforeAll(async () => {
     const dir = join(root, `signer-${name}`);
     const keystore = join(dir, 'keys');
     const out = JSON.parse(
-      execFileSync(process.execPath, [SIGNER_CLI, 'keygen', '--keystore', keystore, '--curve', 'ed25519', '--scope', 'wallet=ops,wallet=ops-mixed,wallet=ops-short', '--drivers', driversFile, '--kdf-log2', '10'], {
+      execFileSync(process.execPath, [SIGNER_CLI, 'keygen', '--keystore', keystore, '--curve', 'ed25519', '--scope', 'wallet=ops,wallet=ops-mixed,wallet=ops-short,wallet=ops-agent', '--drivers', driversFile, '--kdf-log2', '10'], {
         env: SIGNER_ENV,
         encoding: 'utf8',
       }),
@@ -207,7 +221,7 @@ beforeAll(async () => {
   }
 
   // 3. Three 2-of-3 wallets over those keys, funded on the ledger with the members as signer list.
-  for (const id of ['ops', 'ops-mixed', 'ops-short'] as const) {
+  for (const id of ['ops', 'ops-mixed', 'ops-short', 'ops-agent'] as const) {
     const address = freshAddress();
     await rpc('createAccount', { address, balance: '1000000000', signers: { members: signers.map((s) => ({ address: s.address, weight: 1 })), quorum: 2 }, masterKey: false });
     wallets[id] = {
@@ -217,6 +231,8 @@ beforeAll(async () => {
     };
     policies[id] = policyOf(id);
   }
+  // An agent's intents on ops-agent need a strong (passkey-proven) human approval besides the weight.
+  policies['ops-agent'] = { ...policyOf('ops-agent'), rules: [...policyOf('ops-agent').rules, { rule: 'require_human_approver_for_agent_initiated' }] };
 
   // 4. Each signer's own trust file, then `serve --port 0`.
   for (const s of signers) {
@@ -231,7 +247,12 @@ beforeAll(async () => {
           policy_digest: WRONG_PIN[s.name]?.includes(w.wallet) ? policyDigest(policyOf(w.wallet, 2)) : policyDigest(policies[w.wallet]),
           max_fee: 100,
         })),
-        approvers: approvers.map((a) => ({ id: a.id, public_key: a.publicKeyHex, weight: 1 })),
+        approvers: approvers.map((a) => ({
+          id: a.id,
+          public_key: a.publicKeyHex,
+          weight: 1,
+          ...(a.id === 'alice' && PASSKEY_TRUSTED_BY.includes(s.name) ? { passkey: { ...aliceRegistered, origins: [PAGE_ORIGIN] } } : {}),
+        })),
         drivers: [driverConfig],
       }),
     );
@@ -260,7 +281,8 @@ beforeAll(async () => {
       ...state,
       wallets: Object.values(wallets),
       policies: Object.values(policies),
-      devices: approvers.map((a) => ({ id: a.id, role: 'approver', label: a.id, public_key: a.publicKeyHex, paired_at: now() - 60, revoked_at: null })),
+      devices: approvers.map((a) => ({ id: a.id, role: 'approver', label: a.id, public_key: a.publicKeyHex, paired_at: now() - 60, revoked_at: null, ...(a.id === 'alice' ? { passkey: aliceRegistered } : {}) })),
+      webauthn: { rp_id: 'localhost', origins: [PAGE_ORIGIN] },
       signers: Object.fromEntries(signers.map((s) => [s.address, { url: s.url, token: s.token, label: `signer-${s.name}` }])),
       drivers: [driverConfig],
     }),
@@ -332,6 +354,24 @@ describe('control plane + real signer processes', () => {
     expect([...(tx?.signers ?? [])].sort()).toEqual(signers.map((s) => s.address).sort());
     expect(await rpc<string>('balance', dest)).toBe('2500000');
     expect(BigInt(await rpc<string>('balance', walletAddress))).toBe(before - 2_500_000n - BigInt(tx?.payload.fee ?? 0));
+  }, 30_000);
+
+  it('passkeys: strong_auth without an assertion is a 400 at the control plane; with one, A and B count it strong and sign, C (no passkey in its trust file) counts it weak and refuses', async () => {
+    const created = await cp.createIntent({ wallet: 'ops-agent', destination: freshAddress(), amount: '2500000', initiator: 'agent:payroll' });
+    expect(created.status).toBe('pending_approvals');
+    const alice = approvers.find((a) => a.id === 'alice') as Approver;
+    const strong = signApproval({ approver_id: 'alice', intent: created.intentId, verdict: 'approve', at: now() - 1, strong_auth: true }, alice.secretKey);
+    await expect(cp.approveSigned(created.intentId, strong)).rejects.toMatchObject({ status: 400, data: { path: 'webauthn', reason: 'strong_auth_unproven' } });
+    const r1 = await cp.approveSigned(created.intentId, alicePasskey.attach(strong));
+    expect(r1.status).toBe('pending_approvals');
+    expect(r1.decision.reasons.join(' ')).not.toMatch(/strong-auth/);
+    expect((await cp.approveSigned(created.intentId, approve(created.intentId, 'bob'))).status).toBe('allowed');
+    const outcome = await cp.execute(created.intentId);
+    expect(outcome.status).toBe('confirmed');
+    expect(outcome.weight).toBe(2);
+    expect(byName(outcome, 'A')).toMatchObject({ ok: true });
+    expect(byName(outcome, 'B')).toMatchObject({ ok: true });
+    expect(byName(outcome, 'C')).toMatchObject({ ok: false, detail: expect.stringMatching(/0 of 1 strong-auth human approval/) });
   }, 30_000);
 
   it('a signer pinning a different policy digest refuses (policy_mismatch); with quorum from the others it is recorded in signers[]', async () => {
@@ -410,11 +450,12 @@ describe('control plane + real signer processes', () => {
     // A signed ops, ops-mixed and ops-short, and re-signed the identical ops-short payload on the
     // second execute; B refused ops-short twice; C refused ops-mixed once and ops-short twice.
     // Then the short-of-quorum intent: A signed it and, on the next execute, re-signed the same
-    // payload; B and C (back up) signed it once.
+    // payload; B and C (back up) signed it once. The ops-agent intent: A and B signed it, C
+    // (alice's passkey unknown to it) refused.
     const expected: Record<string, Record<string, number>> = {
-      A: { 'sign.signed': 4, 'sign.repeated': 2, 'sign.refused': 0 },
-      B: { 'sign.signed': 3, 'sign.repeated': 0, 'sign.refused': 2 },
-      C: { 'sign.signed': 2, 'sign.repeated': 0, 'sign.refused': 3 },
+      A: { 'sign.signed': 5, 'sign.repeated': 2, 'sign.refused': 0 },
+      B: { 'sign.signed': 4, 'sign.repeated': 0, 'sign.refused': 2 },
+      C: { 'sign.signed': 2, 'sign.repeated': 0, 'sign.refused': 4 },
     };
     for (const s of signers) {
       const r = (await signerClient(s).receipts(1000)) as { receipt_head: string; total: number; receipt_public_key: string; receipts: { kind: string; intentId?: string }[] };
