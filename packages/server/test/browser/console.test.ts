@@ -158,7 +158,7 @@ describe('the operator console in Chromium, on the XRPL devnet', () => {
     // The device approves on its own key (what the approver app does), relayed by an operator session.
     const cp = createControlPlaneClient({ baseUrl: vault.url });
     await cp.unlock(vault.passphrase);
-    const approval = signApproval({ approver_id: vault.device.id, intent: intentId, verdict: 'approve', at: Math.floor(Date.now() / 1000), strong_auth: true }, vault.device.secretKey);
+    const approval = signApproval({ approver_id: vault.device.id, intent: intentId, verdict: 'approve', at: Math.floor(Date.now() / 1000), strong_auth: false }, vault.device.secretKey);
     // The policy's one required approval is in: the intent is allowed.
     expect((await cp.approveSigned(intentId, approval)).status).toBe('allowed');
 
