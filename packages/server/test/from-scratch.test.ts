@@ -143,7 +143,7 @@ describe("the server README's from-scratch section, as written", () => {
     expect(destination).toMatch(/^r/);
     const created = await cp.createIntent({ wallet: 'ops-xrpl', destination, amount: '20000000' });
     expect(created.status).toBe('pending_approvals');
-    const approval = signApproval({ approver_id: deviceId, intent: created.intentId, verdict: 'approve', at: Math.floor(Date.now() / 1000), strong_auth: true }, device.secretKey);
+    const approval = signApproval({ approver_id: deviceId, intent: created.intentId, verdict: 'approve', at: Math.floor(Date.now() / 1000), strong_auth: false }, device.secretKey);
     expect((await cp.approveSigned(created.intentId, approval)).status).toBe('allowed');
     const executed = await cp.execute(created.intentId);
     expect(executed.status, JSON.stringify(executed)).toBe('confirmed');
