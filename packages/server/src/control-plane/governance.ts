@@ -31,7 +31,7 @@ import {
 import type { Core } from './core.js';
 import { STATE_FILE } from './core.js';
 import { signerClient, signerServices } from './signers.js';
-import { encodeState, MAX_STORED_CHANGES, type Device, type StateFile, type StoredChange } from './state.js';
+import { encodeSealed, MAX_STORED_CHANGES, type Device, type StateFile, type StoredChange } from './state.js';
 import { CreateWebhookRequestSchema } from './openapi.js';
 import type { WebhookEndpoint } from './webhooks/config.js';
 import type { Webhooks } from './webhooks/service.js';
@@ -40,6 +40,19 @@ import type { Webhooks } from './webhooks/service.js';
 export const GOVERNANCE_ACK_SECONDS = 60;
 
 export type ProposeOutcome = { ok: true; change: StoredChange } | { ok: false; status: 409; body: { error: string; base_version: number; current_version: number } };
+
+/**
+ * Under governance a direct route that would change a governed section answers 409, pointing at
+ * change sets (issue #23); without a governance section it lets the route run as it always did.
+ */
+export function assertNotGoverned(core: Core, route: string, op: string): void {
+  const g = core.state.governance;
+  if (!g) return;
+  const error = new RefusedError(`${route} is closed under governance: propose a change set with ${op} (POST /changes) for the admin quorum to approve`, {
+    data: { reason: 'governed', version: g.policy.version },
+  });
+  throw Object.assign(error, { httpStatus: 409 });
+}
 
 /** A change set's state as the routes show it. */
 function view(c: StoredChange, check?: ChangeSetCheck): Record<string, unknown> {
@@ -82,7 +95,9 @@ export function stateAfterChange(state: StateFile, change: ChangeSet, readyAt: n
       }
       case 'set_approver': {
         const known = next.devices.find((d) => d.id === op.id);
-        const device: Device = { id: op.id, role: 'approver', label: known?.label ?? op.id, public_key: op.public_key, paired_at: known?.paired_at ?? now, revoked_at: null };
+        // The passkey is the op's or none, as at the signers (a trust file entry is replaced whole).
+        const passkey = op.passkey ? (({ origins, ...registered }) => ({ passkey: registered, passkey_origins: origins }))(op.passkey) : {};
+        const device: Device = { id: op.id, role: 'approver', label: known?.label ?? op.id, public_key: op.public_key, paired_at: known?.paired_at ?? now, revoked_at: null, ...passkey };
         next.devices = known ? next.devices.map((d) => (d.id === op.id ? device : d)) : [...next.devices, device];
         break;
       }
@@ -193,7 +208,7 @@ export class Changes {
       if (known) return { ok: true, change: known };
       if (g.changes.length >= MAX_STORED_CHANGES) throw new RefusedError(`at most ${MAX_STORED_CHANGES} change sets are kept`, { data: { reason: 'too_many_changes' } });
       const stored: StoredChange = { id, digest, change, approvals: [], status: 'pending', proposed_at: now };
-      const next = encodeState({ ...this.#core.state, governance: { ...g, changes: [...g.changes, stored] } });
+      const next = encodeSealed({ ...this.#core.state, governance: { ...g, changes: [...g.changes, stored] } });
       const receipt = this.#core.writer.draftReceipt('change.proposed', { id, digest, base_version: change.base_version, ops: change.ops.map((o) => o.op), proposed_by: change.proposed_by });
       await this.#core.writer.appendReceipt(receipt);
       this.#core.writeState(next);
@@ -226,7 +241,7 @@ export class Changes {
       const applied = check.ok ? this.#applied(recorded, check, now) : null;
       let secrets: { id: string; secret: string }[] = [];
       const base: StateFile = applied ? applied.state : { ...this.#core.state, governance: { ...g, changes: g.changes.map((x) => (x.id === id ? { ...recorded, status } : x)) } };
-      const next = encodeState(base);
+      const next = encodeSealed(base);
       // Receipts before the state (as pairing): never a change in force without its receipt. Each
       // is drafted right before it is chained (no await between).
       await this.#core.writer.appendReceipt(this.#core.writer.draftReceipt('change.verdict', { id, admin_id: approval.admin_id, verdict: approval.verdict, at: approval.at, weight: check.weight, threshold: check.threshold }));
@@ -251,7 +266,7 @@ export class Changes {
       const check = checkChangeSet(g.policy, c.change, c.approvals, now);
       if (!check.ok) throw new RefusedError(`change ${id} does not apply yet: ${check.reason}: ${check.message}`, { data: { reason: check.reason, ready_at: check.ready_at } });
       const applied = this.#applied(c, check, now);
-      const next = encodeState(applied.state);
+      const next = encodeSealed(applied.state);
       const secrets = await this.#commitApplied(applied);
       this.#core.writeState(next);
       this.#webhooks().added(secrets.map((x) => x.id));

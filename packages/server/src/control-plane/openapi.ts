@@ -151,9 +151,9 @@ export const ROUTES: readonly Op[] = [
   { method: 'get', path: '/changes/{id}', summary: 'One change set, with what it waits for', auth: true, ok: 'Object', params: [CHANGE_ID], errors: [403, 404] },
   { method: 'post', path: '/changes/{id}/approve', summary: "Record an admin's signed approval or rejection; applies the change set once quorum and delay are met, and pushes it to every signer", auth: true, body: 'ChangeApproval', ok: 'Object', params: [CHANGE_ID], errors: [400, 403, 404] },
   { method: 'post', path: '/changes/{id}/apply', summary: 'Apply a change set whose delay has run since it reached quorum', auth: true, ok: 'Object', params: [CHANGE_ID], errors: [403, 404] },
-  { method: 'post', path: '/webhooks', summary: 'Add a webhook endpoint; the answer holds its secret, shown this once', auth: true, body: 'CreateWebhookRequest', ok: 'Object', errors: [400] },
+  { method: 'post', path: '/webhooks', summary: 'Add a webhook endpoint; the answer holds its secret, shown this once (409 under governance: a change set adds it)', auth: true, body: 'CreateWebhookRequest', ok: 'Object', errors: [400, 409] },
   { method: 'get', path: '/webhooks', summary: 'Webhook endpoints (never their secrets)', auth: true, ok: 'Object' },
-  { method: 'delete', path: '/webhooks/{id}', summary: 'Remove a webhook endpoint and its delivery records', auth: true, ok: 'Object', params: [WEBHOOK_ID], errors: [400, 404] },
+  { method: 'delete', path: '/webhooks/{id}', summary: 'Remove a webhook endpoint and its delivery records (409 under governance: a change set removes it)', auth: true, ok: 'Object', params: [WEBHOOK_ID], errors: [400, 404, 409] },
   {
     method: 'get',
     path: '/webhooks/{id}/deliveries',
