@@ -124,6 +124,11 @@ export function stateAfterChange(state: StateFile, change: ChangeSet, readyAt: n
         // Its endpoint (id, sealed secret) is made where the change applies and passed in, one
         // per set_webhook op in order: a change set never carries a secret.
         break;
+      case 'remove_webhook': {
+        if (!next.webhooks.endpoints.some((e) => e.id === op.id)) throw new ValidationError(at, [{ path: 'id', message: `unknown webhook ${op.id}` }]);
+        next.webhooks = { ...next.webhooks, endpoints: next.webhooks.endpoints.filter((e) => e.id !== op.id) };
+        break;
+      }
       case 'set_admin_policy':
         break;
     }
@@ -139,6 +144,8 @@ interface Applied {
   state: StateFile;
   receipt: () => ReceiptRecord;
   webhooks: { endpoint: WebhookEndpoint; secret: string }[];
+  /** Endpoints its remove_webhook ops remove (their delivery records are purged once it is in force). */
+  removed: string[];
 }
 
 export class Changes {
@@ -248,8 +255,9 @@ export class Changes {
       if (applied) secrets = await this.#commitApplied(applied);
       this.#core.writeState(next);
       if (applied) this.#webhooks().added(secrets.map((x) => x.id));
-      return { check, status, secrets };
+      return { check, status, secrets, removed: applied?.removed ?? [] };
     });
+    await this.#webhooks().removed(outcome.removed);
     const result: Record<string, unknown> = this.get(id);
     if (outcome.status === 'applied') Object.assign(result, this.#shown(outcome.secrets), { signers: await this.pushAll() });
     return result;
@@ -258,7 +266,7 @@ export class Changes {
   /** POST /changes/{id}/apply: applies a pending change set whose delay has run since its quorum. */
   async apply(id: string): Promise<Record<string, unknown>> {
     this.#core.writer.assertWritable();
-    const secrets = await this.#core.stateLock.run(STATE_FILE, async () => {
+    const { secrets, removed } = await this.#core.stateLock.run(STATE_FILE, async () => {
       const g = this.#gov();
       const c = this.#current(this.#find(id));
       if (c.status !== 'pending') throw new RefusedError(`change ${id} is ${c.status}`, { data: { reason: `change_${c.status}`, version: g.policy.version } });
@@ -270,15 +278,20 @@ export class Changes {
       const secrets = await this.#commitApplied(applied);
       this.#core.writeState(next);
       this.#webhooks().added(secrets.map((x) => x.id));
-      return secrets;
+      return { secrets, removed: applied.removed };
     });
+    await this.#webhooks().removed(removed);
     return { ...this.get(id), ...this.#shown(secrets), signers: await this.pushAll() };
   }
 
-  /** The change.applied receipt, then a webhook.created per endpoint it adds, each drafted right before it is chained. */
+  /**
+   * The change.applied receipt, then a webhook.created per endpoint it adds and a webhook.deleted
+   * per endpoint it removes (as the direct routes chain them), each drafted right before it is chained.
+   */
   async #commitApplied(applied: Applied): Promise<{ id: string; secret: string }[]> {
     await this.#core.writer.appendReceipt(applied.receipt());
     for (const { endpoint } of applied.webhooks) await this.#core.writer.appendReceipt(this.#webhooks().createdReceipt(endpoint));
+    for (const id of applied.removed) await this.#core.writer.appendReceipt(this.#core.writer.draftReceipt('webhook.deleted', { id }));
     return applied.webhooks.map(({ endpoint, secret }) => ({ id: endpoint.id, secret }));
   }
 
@@ -294,7 +307,8 @@ export class Changes {
     const gov = after.governance!;
     const state: StateFile = { ...after, governance: { ...gov, changes: gov.changes.map((x) => (x.id === c.id ? stored : x)) } };
     const receipt = () => this.#core.writer.draftReceipt('change.applied', { id: c.id, digest: c.digest, version: check.version, ready_at: check.ready_at, ops: check.change.ops.map((o) => o.op) });
-    return { state, receipt, webhooks };
+    const removed = check.change.ops.flatMap((o) => (o.op === 'remove_webhook' ? [o.id] : []));
+    return { state, receipt, webhooks, removed };
   }
 
   /** Applied change sets in version order. */

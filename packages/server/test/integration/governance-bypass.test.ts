@@ -152,6 +152,15 @@ describe('governance: no bypass of change sets', () => {
     expect(removed.status).toBe(409);
     expect(removed.body.error.data).toMatchObject({ reason: 'governed', version: 1 });
     expect((await call(r, 'GET', '/webhooks')).body.webhooks.map((x: { id: string }) => x.id)).toEqual([id]);
+    // The admin quorum removes it: out of the state, with its webhook.deleted receipt after change.applied.
+    await applyChange(r, [{ op: 'remove_webhook', id }]);
+    expect((await call(r, 'GET', '/webhooks')).body.webhooks).toEqual([]);
+    const events = (await call(r, 'GET', '/events?types=webhook.created,webhook.deleted,change.applied')).body.events.map((e: { type: string }) => e.type);
+    expect(events).toEqual(['change.applied', 'webhook.created', 'change.applied', 'webhook.deleted']);
+    // An unknown endpoint is refused when proposed, naming the op.
+    const unknown = await call(r, 'POST', '/changes', { base_version: 2, ops: [{ op: 'remove_webhook', id }] });
+    expect(unknown.status).toBe(400);
+    expect(JSON.stringify(unknown.body)).toMatch(/change\.ops\.0.*unknown webhook/);
   });
 
   it('attack: a device paired under governance approves without a change set', async () => {

@@ -196,7 +196,7 @@ export class Webhooks {
   async remove(id: string): Promise<Record<string, unknown>> {
     this.#core.writer.assertWritable();
     await this.#core.stateLock.run(STATE_FILE, async () => {
-      assertNotGoverned(this.#core, 'DELETE /webhooks/{id}', 'its ops');
+      assertNotGoverned(this.#core, 'DELETE /webhooks/{id}', 'a remove_webhook op');
       const state = this.#core.state;
       this.#endpoint(id);
       const next = encodeState({ ...state, webhooks: { ...state.webhooks, endpoints: state.webhooks.endpoints.filter((e) => e.id !== id) } });
@@ -209,6 +209,14 @@ export class Webhooks {
     });
     await this.dispatcher.purge(id);
     return { id, deleted: true };
+  }
+
+  /** After a change set removed endpoints (already out of the state): their delivery records go, as DELETE's do. */
+  async removed(ids: readonly string[]): Promise<void> {
+    for (const id of ids) {
+      this.#core.log({ event: 'webhook_deleted', id });
+      await this.dispatcher.purge(id);
+    }
   }
 
   /** GET /webhooks/{id}/deliveries: newest first. */
