@@ -401,7 +401,7 @@ export async function setUp({ dir: where, port = '7331', kdfLog2 = '15', hsm = f
   const state = readStateFile(statePath);
   const endpoints = {};
   for (const s of signers) for (const { address } of Object.values(s.addresses)) endpoints[address] = { url: s.url, token: s.env.VAULT_SIGNER_TOKEN, label: `signer-${s.name}` };
-  writeStateFile(statePath, { ...state, signers: endpoints, webauthn: { rp_id: 'localhost', origins: [pageOrigin] }, ...(admins !== undefined ? { governance: { policy: { ...admins, version: 0 }, policy_since: {}, changes: [] } } : {}) });
+  writeStateFile(statePath, { ...state, signers: endpoints, webauthn: { rp_id: 'localhost', origins: [pageOrigin] } });
   const cpEnv = { [EXECUTOR_ENV]: evm.accounts.executor.privateKey };
   const { child: cpChild, url: cpUrl } = await startControlPlane(cpDir, port, cpEnv);
 
@@ -413,7 +413,15 @@ export async function setUp({ dir: where, port = '7331', kdfLog2 = '15', hsm = f
   const claimed = await cp.pairClaim({ code: code.code, public_key: device.publicKeyHex, signature: toHex(signEd25519(challenge, device.secretKey)), label: 'demo approver device', passkey: passkey.register(challenge) });
   if (claimed.device?.id !== deviceId) throw new Error(`paired device id ${claimed.device?.id} is not the expected ${deviceId}`);
 
-  writeStateFile(statePath, { ...state, signers: endpoints, webauthn: { rp_id: 'localhost', origins: [pageOrigin] }, ...(admins !== undefined ? { governance: { policy: { ...admins, version: 0 }, policy_since: {}, changes: [] } } : {}) });
+  // 9. Change sets, when asked for: the admin quorum is set up once the demo device is paired as an
+  // approver (under governance a pairing makes a viewer until a change set gives it a role). The
+  // control plane records the digests of the governed sections when it reloads this file.
+  if (admins !== undefined) {
+    writeStateFile(statePath, { ...readStateFile(statePath), governance: { policy: { ...admins, version: 0 }, policy_since: {}, changes: [] } });
+    await cp.reload();
+  }
+
+  return { dir, logDir, xrpl, stellar, evm, drivers, signers, device, deviceId, passkey, cp, cpUrl, cpChild, cpDir, cpEnv, operatorPassphrase, addressOf, token, examples };
 }
 
 // ------------------------------------------------------------------ walkthrough
