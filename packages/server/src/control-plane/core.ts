@@ -255,7 +255,10 @@ export class Core {
       const r = this.writer.draftReceipt('state.reloaded', { state_digest: sha256Hex(canonicalJson(next)) });
       await this.writer.appendReceipt(r);
       // Governance first set up by this file: its digests are recorded in it (receipt first, as pairing).
-      if (encoded) this.writeState(encoded);
+      if (encoded) {
+        this.writeState(encoded);
+        this.log({ event: 'governance_sealed', version: encoded.state.governance?.policy.version ?? 0 });
+      }
       this.#state = next;
       this.#loaded = loaded;
       this.#drivers = registry;

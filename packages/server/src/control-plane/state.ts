@@ -393,7 +393,7 @@ export function encodeSealed(state: StateFile): { text: string; state: StateFile
  * Judges a state.json read at start-up (`running` null) or on POST /admin/reload (`running` the
  * state in force) under governance (issue #23). Without a governance section (and none running)
  * it is taken as it is. The first time a governance section is seen (no digests, version 0, no
- * change set applied, none running) its digests are recorded: `sealed` says the caller must write
+ * change set proposed, none running) its digests are recorded: `sealed` says the caller must write
  * the file back. Otherwise each governed section must match the digest recorded when the control
  * plane last wrote it; a hand edit is a ValidationError naming every section that differs. The
  * digests stop a hand edit slipping in, not a host-level attacker (who can recompute them): the
@@ -409,7 +409,8 @@ export function admitGoverned(next: StateFile, running: StateFile | null): { sta
   }
   const recorded = gov.digests;
   if (!recorded) {
-    const fresh = gov.policy.version === 0 && !gov.changes.some((c) => c.status === 'applied') && !running?.governance;
+    // Any change set at all (even a pending one) means this control plane already ran under it.
+    const fresh = gov.policy.version === 0 && gov.changes.length === 0 && !running?.governance;
     if (!fresh) {
       throw new ValidationError('state', [{ path: 'governance.digests', message: 'missing: the digests of the governed sections were removed from a governance section in use; restore state.json as the control plane wrote it' }], { data: { reason: 'governed_section_edited', sections: ['governance'] } });
     }

@@ -133,9 +133,32 @@ describe('governance: no bypass of change sets', () => {
     expect(after.wallets).toBe(before.wallets);
     expect(await r.cp.reload()).toMatchObject({ reloaded: true });
     await r.restartControlPlane();
-    // A hand edit, then a restart: the control plane does not start on it.
+    // A hand edit, then a restart: the control plane does not start on it; nor with the digests removed.
+    const written = readFileSync(statePath(r), 'utf8');
     editState(r, (s) => EDITS.signers(s, r));
     await expect(r.restartControlPlane()).rejects.toThrow(/invalid state\.signers: signers differs/);
+    writeFileSync(statePath(r), written);
+    editState(r, (s) => {
+      EDITS.policies(s, r);
+      delete s.governance.digests;
+    });
+    await expect(r.restartControlPlane()).rejects.toThrow(/invalid state\.governance\.digests: missing/);
+  });
+
+  it('governance first set up by a reload records the digests; from then on a hand edit is refused', async () => {
+    const r = (rig = await setupRig(approvalPolicy));
+    // No governance: hand edits are reloaded as always.
+    editState(r, (s) => EDITS.assets(s, r));
+    expect(await r.cp.reload()).toMatchObject({ reloaded: true });
+    expect(readState(r).governance).toBeUndefined();
+    editState(r, (s) => {
+      s.governance = { policy: governance };
+    });
+    expect(await r.cp.reload()).toMatchObject({ reloaded: true });
+    const sealed = readState(r);
+    expect(sealed.governance.digests).toEqual(governedDigests(parseState(readFileSync(statePath(r), 'utf8'))));
+    editState(r, (s) => EDITS.wallets(s, r));
+    expect((await expectError(r.cp.reload())).data).toMatchObject({ reason: 'governed_section_edited', sections: ['wallets'] });
   });
 
   it('attack: a webhook created directly under governance', async () => {
