@@ -401,7 +401,7 @@ export async function setUp({ dir: where, port = '7331', kdfLog2 = '15', hsm = f
   const state = readStateFile(statePath);
   const endpoints = {};
   for (const s of signers) for (const { address } of Object.values(s.addresses)) endpoints[address] = { url: s.url, token: s.env.VAULT_SIGNER_TOKEN, label: `signer-${s.name}` };
-  writeStateFile(statePath, { ...state, signers: endpoints, webauthn: { rp_id: 'localhost', origins: [pageOrigin] }, ...(admins !== undefined ? { governance: { policy: { ...admins, version: 0 }, policy_since: {}, changes: [] } } : {}) });
+  writeStateFile(statePath, { ...state, signers: endpoints, webauthn: { rp_id: 'localhost', origins: [pageOrigin] } });
   const cpEnv = { [EXECUTOR_ENV]: evm.accounts.executor.privateKey };
   const { child: cpChild, url: cpUrl } = await startControlPlane(cpDir, port, cpEnv);
 
@@ -413,7 +413,142 @@ export async function setUp({ dir: where, port = '7331', kdfLog2 = '15', hsm = f
   const claimed = await cp.pairClaim({ code: code.code, public_key: device.publicKeyHex, signature: toHex(signEd25519(challenge, device.secretKey)), label: 'demo approver device', passkey: passkey.register(challenge) });
   if (claimed.device?.id !== deviceId) throw new Error(`paired device id ${claimed.device?.id} is not the expected ${deviceId}`);
 
-  writeStateFile(statePath, { ...state, signers: endpoints, webauthn: { rp_id: 'localhost', origins: [pageOrigin] }, ...(admins !== undefined ? { governance: { policy: { ...admins, version: 0 }, policy_since: {}, changes: [] } } : {}) });
+  // 9. Change sets, when asked for: the admin quorum is set up once the demo device is paired as an
+  // approver (under governance a pairing makes a viewer until a change set gives it a role). The
+  // control plane records the digests of the governed sections when it reloads this file.
+  if (admins !== undefined) {
+    writeStateFile(statePath, { ...readStateFile(statePath), governance: { policy: { ...admins, version: 0 }, policy_since: {}, changes: [] } });
+    await cp.reload();
+  }
+
+  return { dir, logDir, xrpl, stellar, evm, drivers, signers, device, deviceId, passkey, cp, cpUrl, cpChild, cpDir, cpEnv, operatorPassphrase, addressOf, token, examples, statePath };
+}
+
+// ------------------------------------------------------------------ your approver (the browser app)
+
+/**
+ * The approver app's address. `localhost`, not 127.0.0.1: browsers make keys and passkeys only on
+ * a secure origin, which http://localhost is and an IP address is not for passkeys (WebAuthn
+ * refuses IP-address relying parties).
+ */
+export const appUrlOf = (cpUrl) => `http://localhost:${new URL(cpUrl).port}/app/`;
+
+/**
+ * A pairing code for the user's own approver, as the banner shows it: the app's URL with the code
+ * in its fragment (a phone's camera opens the app with it; a fragment never reaches a server log),
+ * the same as a QR for the terminal, and the code alone (`<code>.<challenge>`) to paste.
+ */
+export async function yourApproverPairing(v) {
+  const p = await v.cp.pairCreate({ role: 'approver', label: 'your approver' });
+  const code = `${p.code}.${p.challenge}`;
+  const url = `${appUrlOf(v.cpUrl)}#pair=${code}`;
+  const qr = await QRCode.toString(url, { type: 'terminal', small: true, errorCorrectionLevel: 'M' });
+  return { code, url, qr, expires_at: p.expires_at };
+}
+
+/**
+ * Makes the demo policies count an approver the user paired from the browser. The demo policies
+ * name the demo device, and a signer counts an approval only from an approver its trust file lists
+ * (with the key) under a policy whose digest it pins, so a new approver is a policy change, done
+ * the way an operator would: each approval_threshold gains the device (weight 1) in a new policy
+ * version; each signer's trust file gains the approver and the new digests, and the signer is
+ * restarted on its port (a signer reads its trust file at start); then the control plane reloads
+ * state.json. Signers first: until the reload they refuse only the old digest, for a moment.
+ */
+export async function adoptApprover(v, device) {
+  const state = readStateFile(v.statePath);
+  let edited = false;
+  const policies = state.policies.map((p) => {
+    let touched = false;
+    const rules = p.rules.map((r) => {
+      if (r.rule !== 'approval_threshold' || r.approvers.some((a) => a.id === device.id)) return r;
+      touched = true;
+      return { ...r, approvers: [...r.approvers, { id: device.id, weight: 1 }] };
+    });
+    edited ||= touched;
+    return touched ? { ...p, version: p.version + 1, rules } : p;
+  });
+  // Every step below can be repeated: a second call finishes what a failed first one began.
+  const digests = new Map(policies.filter((p) => p.rules.some((r) => r.rule === 'approval_threshold' && r.approvers.some((a) => a.id === device.id))).map((p) => [p.wallet, policyDigest(p)]));
+  if (digests.size === 0) return [];
+  // A passkey registered at pairing goes to the signers too (when the control plane's device
+  // record in state.json carries one), so they count its strong approvals as strong on their own check.
+  const registered = state.devices.find((d) => d.id === device.id)?.passkey;
+  const passkey = registered ? { passkey: { ...registered, origins: [new URL(appUrlOf(v.cpUrl)).origin] } } : {};
+  for (const s of v.signers) {
+    const before = readFileSync(s.trust, 'utf8');
+    const trust = JSON.parse(before);
+    trust.approvers = [...trust.approvers.filter((a) => a.id !== device.id), { id: device.id, public_key: device.public_key, weight: 1, ...passkey }];
+    trust.wallets = trust.wallets.map((w) => (digests.has(w.descriptor.wallet) ? { ...w, policy_digest: digests.get(w.descriptor.wallet) } : w));
+    const after = JSON.stringify(trust, null, 2);
+    if (after === before) continue;
+    writeFileSync(s.trust, after, { mode: 0o600 });
+    await restartSigner(s);
+  }
+  if (edited) writeStateFile(v.statePath, { ...readStateFile(v.statePath), policies });
+  await v.cp.reload();
+  return [...digests.keys()];
+}
+
+/** Stops a signer (not reported as an exit) and starts it again on the same port with the same files. */
+async function stopSigner(s, signal = 'SIGTERM') {
+  const child = children.find((x) => x.spawnargs.includes(s.trust) && x.exitCode === null && x.signalCode === null);
+  if (!child) return;
+  expectExit(child);
+  const gone = new Promise((r) => child.once('exit', r));
+  child.kill(signal);
+  await gone;
+}
+async function startSigner(s) {
+  const { line } = await start(`signer ${s.name}`, CLI.signer, ['serve', ...s.keyArgs, '--trust', s.trust, '--state-dir', join(s.home, 'state'), '--port', new URL(s.url).port], s.env, (j) => typeof j.listening === 'string');
+  s.url = line.listening;
+}
+async function restartSigner(s) {
+  await stopSigner(s);
+  await startSigner(s);
+}
+
+/**
+ * Watches for approvers the user pairs (any approver device besides the demo one) and adopts each
+ * (adoptApprover), printing what changed. Polls GET /devices: a pairing is rare and a second's
+ * delay is nothing next to a person scanning a code. Resolves `stop` to end it.
+ */
+export function watchYourApprovers(v, onAdopted = () => undefined) {
+  const adopted = new Set([v.deviceId]);
+  let stopped = false;
+  let timer;
+  const tick = async () => {
+    try {
+      const { devices } = await v.cp.devices().catch(async (e) => {
+        // The operator session lapsed (idle): unlock again.
+        if (e?.name !== 'SessionError') throw e;
+        await v.cp.unlock(v.operatorPassphrase);
+        return v.cp.devices();
+      });
+      for (const d of devices) {
+        if (stopped || d.role !== 'approver' || d.revoked || adopted.has(d.id)) continue;
+        adopted.add(d.id);
+        let wallets;
+        try {
+          wallets = await adoptApprover(v, d);
+        } catch (e) {
+          // Tried again at the next poll (each step of adoptApprover can be repeated).
+          adopted.delete(d.id);
+          throw e;
+        }
+        say(`\nyour approver ${d.id} ("${d.label}") is paired: ${wallets.length ? `${wallets.join(', ')} now count it (policy version +1; signers restarted with it in their trust files)` : 'no policy has an approval threshold for it'}`);
+        onAdopted(d, wallets);
+      }
+    } catch (e) {
+      process.stderr.write(`vault: watching for your approver: ${e?.message ?? e}\n`);
+    }
+    if (!stopped) timer = setTimeout(tick, 1000);
+  };
+  timer = setTimeout(tick, 0);
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
 }
 
 // ------------------------------------------------------------------ walkthrough

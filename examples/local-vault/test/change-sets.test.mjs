@@ -10,12 +10,17 @@ import { changeSetDigest, createSignerClient, generateEd25519KeyPair, signApprov
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createSoftwarePasskey } from '@vault/sdk/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setUp, stopAll } from '../vault.mjs';
 
 const now = () => Math.floor(Date.now() / 1000);
 const admins = ['ann', 'ben', 'cat'].map((id) => ({ id, ...generateEd25519KeyPair() }));
 const second = { id: 'dev_second', ...generateEd25519KeyPair() };
+// The second approver's passkey comes with its set_approver op (origins and all): both the control
+// plane and the signers take it from there, so both count its approvals as strong.
+const secondOrigin = 'https://second.example';
+second.passkey = createSoftwarePasskey({ rp_id: 'second.example', origin: secondOrigin });
 
 let dir;
 let v;
@@ -39,7 +44,8 @@ async function call(method, path, body) {
   return { status: res.status, body: await res.json().catch(() => null) };
 }
 
-const approval = (intent, who, at) => signApproval({ approver_id: who.id, intent, verdict: 'approve', at, strong_auth: false }, who.secretKey);
+// Strong: each approver's passkey signs over this very approval (the device's, registered at pairing).
+const approval = (intent, who, at) => who.passkey.attach(signApproval({ approver_id: who.id, intent, verdict: 'approve', at, strong_auth: true }, who.secretKey));
 const alive = (pid) => {
   try {
     process.kill(pid, 0);
@@ -51,7 +57,7 @@ const alive = (pid) => {
 
 describe('change sets on the three devnets', () => {
   it('a 2-of-3 admin quorum raises the approval threshold; the signers enforce it without a restart', async () => {
-    const device = { id: v.deviceId, secretKey: v.device.secretKey };
+    const device = { id: v.deviceId, secretKey: v.device.secretKey, passkey: v.passkey };
     const intents = {
       xrpl: { wallet: 'ops-xrpl', destination: v.examples.xrpl, amount: '60000000' },
       stellar: { wallet: 'ops-stellar', destination: v.examples.stellar, amount: '100000000', asset_decimals: 7 },
@@ -68,7 +74,8 @@ describe('change sets on the three devnets', () => {
 
     // The change set: a second approver, and each wallet's policy needing weight 2 of the two.
     const approvers = [{ id: v.deviceId, weight: 1 }, { id: second.id, weight: 1 }];
-    const ops = [{ op: 'set_approver', id: second.id, public_key: second.publicKeyHex, weight: 1 }];
+    const secondPasskey = { credential_id: second.passkey.credential_id, public_key: second.passkey.public_key, backup_eligible: false, rp_id: 'second.example', origins: [secondOrigin] };
+    const ops = [{ op: 'set_approver', id: second.id, public_key: second.publicKeyHex, weight: 1, passkey: secondPasskey }];
     for (const { wallet } of Object.values(intents)) {
       const policy = await v.cp.policy(wallet);
       const rules = policy.rules.filter((r) => r.rule !== 'approval_threshold');
@@ -84,6 +91,10 @@ describe('change sets on the three devnets', () => {
     expect(applied.body).toMatchObject({ status: 'applied', version: 1 });
     expect(applied.body.signers).toHaveLength(3);
     for (const s of applied.body.signers) expect(s, JSON.stringify(s)).toMatchObject({ ok: true });
+
+    // The control plane keeps the op's passkey on the approver's device record, with its origins.
+    const devices = (await call('GET', '/devices')).body.devices;
+    expect(devices.find((d) => d.id === second.id)).toMatchObject({ role: 'approver', passkey: { credential_id: second.passkey.credential_id }, passkey_origins: [secondOrigin] });
 
     // The signer processes took it on live: same PIDs, version 1.
     for (const s of v.signers) {

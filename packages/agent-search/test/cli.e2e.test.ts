@@ -4,49 +4,23 @@
  * process started here is stopped by PID in afterAll. Requires `npx tsup` first (the workspace
  * build runs before tests).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stopProcess } from '@vault/driver-evm-safe/devnet';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startTestChain, type TestChain } from './helpers.js';
+import { listening, runCli, startTestChain, type CliProcess, type TestChain } from './helpers.js';
 
 const cli = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const children: ChildProcess[] = [];
 let chain: TestChain;
 let dir: string;
 
-interface Proc {
-  child: ChildProcess;
-  out: () => string;
-  err: () => string;
-}
+const run = (args: string[], env: Record<string, string>): CliProcess => runCli(cli, args, env, children);
 
-function run(args: string[], env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, [cli, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
-  return { child, out: () => out, err: () => err };
-}
-
-/** Waits for "listening on <url>" and returns the URL. */
-async function listening(p: Proc, timeoutMs = 15_000): Promise<string> {
-  const t0 = Date.now();
-  while (Date.now() - t0 < timeoutMs) {
-    const m = /listening on (http:\/\/\S+)/.exec(p.out());
-    if (m) return m[1]!;
-    if (p.child.exitCode !== null) throw new Error(`exited ${p.child.exitCode}: ${p.err()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`no "listening" line: ${p.out()} ${p.err()}`);
-}
-
-const exited = (p: Proc) => new Promise<number | null>((resolve) => (p.child.exitCode !== null ? resolve(p.child.exitCode) : p.child.once('exit', resolve)));
+const exited = (p: CliProcess) => new Promise<number | null>((resolve) => (p.child.exitCode !== null ? resolve(p.child.exitCode) : p.child.once('exit', resolve)));
 
 beforeAll(async () => {
   if (!existsSync(cli)) throw new Error('dist/cli.js missing: run `npx tsup` in packages/agent-search first');

@@ -3,6 +3,7 @@
  * with the committed TestUSDC artifact deployed (never compiled here), funded payers, and a real
  * x402 client signer that turns a PAYMENT-REQUIRED header into a PAYMENT-SIGNATURE header.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import { x402Client } from '@x402/core/client';
@@ -125,4 +126,34 @@ export function localFacilitatorFor(chain: TestChain, o: { pollingIntervalMs?: n
     payTo: o.payTo ?? [chain.payee.address],
     pollingIntervalMs: o.pollingIntervalMs ?? 50,
   });
+}
+
+/** A `vault-agent-search` process a test started, with what it printed so far. */
+export interface CliProcess {
+  child: ChildProcess;
+  out: () => string;
+  err: () => string;
+}
+
+/** Starts the built CLI with only PATH and `env` in its environment; the child joins `children` for the test's teardown. */
+export function runCli(cli: string, args: string[], env: Record<string, string>, children: ChildProcess[]): CliProcess {
+  const child = spawn(process.execPath, [cli, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+  return { child, out: () => out, err: () => err };
+}
+
+/** Waits for "listening on <url>" and returns the URL. */
+export async function listening(p: CliProcess, timeoutMs = 15_000): Promise<string> {
+  const t0 = Date.now();
+  while (Date.now() - t0 < timeoutMs) {
+    const m = /listening on (http:\/\/\S+)/.exec(p.out());
+    if (m) return m[1]!;
+    if (p.child.exitCode !== null) throw new Error(`exited ${p.child.exitCode}: ${p.err()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`no "listening" line: ${p.out()} ${p.err()}`);
 }

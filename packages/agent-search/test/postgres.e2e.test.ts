@@ -5,7 +5,7 @@
  * run, one charge, one transfer. Results are read back through our own SQL connection, not the
  * store. Every process started here is stopped by PID. Requires the built dist/cli.js.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +18,7 @@ import { createAnswerer, createSampleProvider } from '../src/answers/index.js';
 import { PAYMENT_CODES } from '../src/payment/errors.js';
 import { migrate, MIGRATIONS, openPostgresPayments, readCharges, type PostgresPayments } from '../src/payment/postgres.js';
 import { createApp } from '../src/server.js';
-import { localFacilitatorFor, signFor, startTestChain, type TestChain } from './helpers.js';
+import { listening as listeningWithin, localFacilitatorFor, runCli, signFor, startTestChain, type CliProcess, type TestChain } from './helpers.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
@@ -148,30 +148,9 @@ describe('the paid API on PostgreSQL', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  interface Proc {
-    child: ChildProcess;
-    out: () => string;
-    err: () => string;
-  }
-  function run(args: string[], env: Record<string, string>): Proc {
-    const child = spawn(process.execPath, [cli, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    children.push(child);
-    let out = '';
-    let err = '';
-    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
-    return { child, out: () => out, err: () => err };
-  }
-  async function listening(p: Proc, timeoutMs = 30_000): Promise<string> {
-    const t0 = Date.now();
-    while (Date.now() - t0 < timeoutMs) {
-      const m = /listening on (http:\/\/\S+)/.exec(p.out());
-      if (m) return m[1]!;
-      if (p.child.exitCode !== null) throw new Error(`exited ${p.child.exitCode}: ${p.err()}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error(`no "listening" line: ${p.out()} ${p.err()}`);
-  }
+  const run = (args: string[], env: Record<string, string>) => runCli(cli, args, env, children);
+  // Two processes start at once on this 2-core machine: a longer wait than the CLI tests'.
+  const listening = (p: CliProcess) => listeningWithin(p, 30_000);
 
   test('attack: one payment sent to two serve processes at once runs one handler, one charge, one transfer', async () => {
     const url = await freshDatabase();

@@ -109,6 +109,9 @@ export const ChangeOpSchema = z.discriminatedUnion('op', [
       description: labelString(256).default(''),
     })
     .describe('Adds a webhook endpoint. Its secret is generated and sealed by the control plane when the change applies, never carried here.'),
+  z
+    .strictObject({ op: z.literal('remove_webhook'), id: z.string().regex(/^wh_[0-9a-f]{24}$/, 'expected wh_ and 24 hex digits') })
+    .describe('Removes a webhook endpoint (by its id, GET /webhooks): no further delivery, its delivery records purged.'),
   z.strictObject({ op: z.literal('set_admin_policy'), quorum: AdminQuorumSchema }).describe('Replaces the admins, threshold and delay from the next version on.'),
 ]);
 export type ChangeOp = z.infer<typeof ChangeOpSchema>;

@@ -27,13 +27,14 @@ import type { IntentRecord } from './store.js';
 
 /**
  * The approver devices of the state file, keyed by id, a revoked one marked so, each with its
- * passkey (if one was registered at pairing) and the origins its assertions may come from.
+ * passkey (registered at pairing, or carried by a set_approver change set) and the origins its
+ * assertions may come from (the change set's, else state.json's `webauthn`).
  */
 export function approverKeys(state: StateFile, webauthn: WebAuthnSettings): Map<string, ApproverKey> {
   const m = new Map<string, ApproverKey>();
   for (const d of state.devices) {
     if (d.role !== 'approver') continue;
-    m.set(d.id, { publicKey: d.public_key, revoked: d.revoked_at !== null, ...(d.passkey ? { passkey: { ...d.passkey, origins: webauthn.origins } } : {}) });
+    m.set(d.id, { publicKey: d.public_key, revoked: d.revoked_at !== null, ...(d.passkey ? { passkey: { ...d.passkey, origins: d.passkey_origins ?? webauthn.origins } } : {}) });
   }
   return m;
 }

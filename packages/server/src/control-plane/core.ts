@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { writeFileAtomic } from '../http/files.js';
 import { importPlugin, type PluginModule } from '../plugins.js';
 import type { ReceiptSigner } from './secrets.js';
-import { canonicalJson, readStateFile, type DriverEntry, type StateFile, type WebAuthnSettings } from './state.js';
+import { admitGoverned, canonicalJson, encodeState, readStateFile, type DriverEntry, type StateFile, type WebAuthnSettings } from './state.js';
 import type { IntentStore } from './store.js';
 import type { EventFeed } from './webhooks/feed.js';
 import type { Resolver } from './webhooks/send.js';
@@ -244,13 +244,21 @@ export class Core {
   async reload(): Promise<{ reloaded: true; wallets: number; policies: number; devices: number; drivers: string[]; receipt_head: string }> {
     this.writer.assertWritable();
     return this.stateLock.run(STATE_FILE, async () => {
-      const next = readStateFile(join(this.stateDir, STATE_FILE));
+      // Under governance a hand edit of a governed section is refused, naming it (admitGoverned).
+      const admitted = admitGoverned(readStateFile(join(this.stateDir, STATE_FILE)), this.state);
+      const encoded = admitted.sealed ? encodeState(admitted.state) : null;
+      const next = encoded ? encoded.state : admitted.state;
       let loaded = this.#loaded;
       if (canonicalJson(next.drivers) !== canonicalJson(this.state.drivers)) loaded = await loadDrivers(next.drivers, this.stateDir);
       const registry = buildRegistry([...this.#injected, ...loaded]);
       checkStateAgainstDrivers(next, registry);
       const r = this.writer.draftReceipt('state.reloaded', { state_digest: sha256Hex(canonicalJson(next)) });
       await this.writer.appendReceipt(r);
+      // Governance first set up by this file: its digests are recorded in it (receipt first, as pairing).
+      if (encoded) {
+        this.writeState(encoded);
+        this.log({ event: 'governance_sealed', version: encoded.state.governance?.policy.version ?? 0 });
+      }
       this.#state = next;
       this.#loaded = loaded;
       this.#drivers = registry;

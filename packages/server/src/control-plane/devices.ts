@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { currentActor, withActor } from './actor.js';
 import { STATE_FILE, type Core } from './core.js';
 import type { Restrictions } from './restrictions.js';
-import { encodeState, type Device } from './state.js';
+import { encodeSealed, type Device } from './state.js';
 
 export const PAIRING_TTL_SECONDS = 5 * 60;
 
@@ -34,6 +34,7 @@ export function publicDevice(d: Device): Record<string, unknown> {
     revoked_at: d.revoked_at,
     revoked: d.revoked_at !== null,
     ...(d.passkey ? { passkey: d.passkey } : {}),
+    ...(d.passkey_origins ? { passkey_origins: d.passkey_origins } : {}),
   };
 }
 
@@ -96,9 +97,12 @@ export class Devices {
       if (this.#core.state.devices.some((d) => d.public_key === body.public_key)) {
         throw new ValidationError('claim', [{ path: 'public_key', message: 'a device with this key is already paired' }], { data: { reason: 'duplicate' } });
       }
+      // Under governance a device role is a change set's to give (set_device_role): pairing only
+      // proves who holds the key, so the device starts as a viewer whatever the code asked for.
+      const governed = this.#core.state.governance !== undefined && p.role !== 'viewer';
       const device: Device = {
         id: `dev_${sha256Hex(body.public_key).slice(0, 16)}`,
-        role: p.role,
+        role: governed ? 'viewer' : p.role,
         label: body.label || p.label,
         public_key: body.public_key,
         paired_at: this.#core.now(),
@@ -108,7 +112,7 @@ export class Devices {
       // Everything is built and checked before anything is written: the new state as the loader
       // reads it back, and the receipt. A refusal here leaves the code, the file and the chain as
       // they were.
-      const next = encodeState({ ...this.#core.state, devices: [...this.#core.state.devices, device] });
+      const next = encodeSealed({ ...this.#core.state, devices: [...this.#core.state.devices, device] });
       const receipt = withActor(p.actor, () => this.#core.writer.draftReceipt('device.paired', { device }));
       this.#pairing.delete(p.code); // single use, consumed before the first await
       // Crash order: the receipt, then the state. A crash between leaves a receipt for a pairing
@@ -117,7 +121,13 @@ export class Devices {
       await this.#core.writer.appendReceipt(receipt);
       this.#core.writeState(next);
       this.#core.log({ event: 'paired', role: device.role });
-      return { paired: true, device: publicDevice(device), ...this.countedBy(device) };
+      const pending = governed
+        ? {
+            requested_role: p.role,
+            note: `paired as a viewer: under governance its role (${p.role}) is given by a change set (POST /changes with {"op": "set_device_role", "device": "${device.id}", "role": "${p.role}"}) the admin quorum approves`,
+          }
+        : {};
+      return { paired: true, device: publicDevice(device), ...this.countedBy(device), ...pending };
     });
   }
 
@@ -161,7 +171,8 @@ export class Devices {
       if (d.revoked_at !== null) return { id, revoked: true, revoked_at: d.revoked_at };
       const revoked: Device = { ...d, revoked_at: this.#core.now() };
       // Built and checked before anything is written (see pairClaim).
-      const next = encodeState({ ...this.#core.state, devices: this.#core.state.devices.map((x) => (x.id === id ? revoked : x)) });
+      // Direct under governance too: a revocation only removes power.
+      const next = encodeSealed({ ...this.#core.state, devices: this.#core.state.devices.map((x) => (x.id === id ? revoked : x)) });
       const receipt = this.#core.writer.draftReceipt('device.revoked', { id, at: revoked.revoked_at });
       // Crash order: the state, then the receipt (the reverse of pairing). A crash between leaves
       // the device revoked without its receipt (authority lost, never kept), rather than a receipt

@@ -31,7 +31,7 @@ import {
 import type { Core } from './core.js';
 import { STATE_FILE } from './core.js';
 import { signerClient, signerServices } from './signers.js';
-import { encodeState, MAX_STORED_CHANGES, type Device, type StateFile, type StoredChange } from './state.js';
+import { encodeSealed, MAX_STORED_CHANGES, type Device, type StateFile, type StoredChange } from './state.js';
 import { CreateWebhookRequestSchema } from './openapi.js';
 import type { WebhookEndpoint } from './webhooks/config.js';
 import type { Webhooks } from './webhooks/service.js';
@@ -40,6 +40,19 @@ import type { Webhooks } from './webhooks/service.js';
 export const GOVERNANCE_ACK_SECONDS = 60;
 
 export type ProposeOutcome = { ok: true; change: StoredChange } | { ok: false; status: 409; body: { error: string; base_version: number; current_version: number } };
+
+/**
+ * Under governance a direct route that would change a governed section answers 409, pointing at
+ * change sets (issue #23); without a governance section it lets the route run as it always did.
+ */
+export function assertNotGoverned(core: Core, route: string, op: string): void {
+  const g = core.state.governance;
+  if (!g) return;
+  const error = new RefusedError(`${route} is closed under governance: propose a change set with ${op} (POST /changes) for the admin quorum to approve`, {
+    data: { reason: 'governed', version: g.policy.version },
+  });
+  throw Object.assign(error, { httpStatus: 409 });
+}
 
 /** A change set's state as the routes show it. */
 function view(c: StoredChange, check?: ChangeSetCheck): Record<string, unknown> {
@@ -82,7 +95,9 @@ export function stateAfterChange(state: StateFile, change: ChangeSet, readyAt: n
       }
       case 'set_approver': {
         const known = next.devices.find((d) => d.id === op.id);
-        const device: Device = { id: op.id, role: 'approver', label: known?.label ?? op.id, public_key: op.public_key, paired_at: known?.paired_at ?? now, revoked_at: null };
+        // The passkey is the op's or none, as at the signers (a trust file entry is replaced whole).
+        const passkey = op.passkey ? (({ origins, ...registered }) => ({ passkey: registered, passkey_origins: origins }))(op.passkey) : {};
+        const device: Device = { id: op.id, role: 'approver', label: known?.label ?? op.id, public_key: op.public_key, paired_at: known?.paired_at ?? now, revoked_at: null, ...passkey };
         next.devices = known ? next.devices.map((d) => (d.id === op.id ? device : d)) : [...next.devices, device];
         break;
       }
@@ -109,6 +124,11 @@ export function stateAfterChange(state: StateFile, change: ChangeSet, readyAt: n
         // Its endpoint (id, sealed secret) is made where the change applies and passed in, one
         // per set_webhook op in order: a change set never carries a secret.
         break;
+      case 'remove_webhook': {
+        if (!next.webhooks.endpoints.some((e) => e.id === op.id)) throw new ValidationError(at, [{ path: 'id', message: `unknown webhook ${op.id}` }]);
+        next.webhooks = { ...next.webhooks, endpoints: next.webhooks.endpoints.filter((e) => e.id !== op.id) };
+        break;
+      }
       case 'set_admin_policy':
         break;
     }
@@ -124,6 +144,8 @@ interface Applied {
   state: StateFile;
   receipt: () => ReceiptRecord;
   webhooks: { endpoint: WebhookEndpoint; secret: string }[];
+  /** Endpoints its remove_webhook ops remove (their delivery records are purged once it is in force). */
+  removed: string[];
 }
 
 export class Changes {
@@ -193,7 +215,7 @@ export class Changes {
       if (known) return { ok: true, change: known };
       if (g.changes.length >= MAX_STORED_CHANGES) throw new RefusedError(`at most ${MAX_STORED_CHANGES} change sets are kept`, { data: { reason: 'too_many_changes' } });
       const stored: StoredChange = { id, digest, change, approvals: [], status: 'pending', proposed_at: now };
-      const next = encodeState({ ...this.#core.state, governance: { ...g, changes: [...g.changes, stored] } });
+      const next = encodeSealed({ ...this.#core.state, governance: { ...g, changes: [...g.changes, stored] } });
       const receipt = this.#core.writer.draftReceipt('change.proposed', { id, digest, base_version: change.base_version, ops: change.ops.map((o) => o.op), proposed_by: change.proposed_by });
       await this.#core.writer.appendReceipt(receipt);
       this.#core.writeState(next);
@@ -226,15 +248,16 @@ export class Changes {
       const applied = check.ok ? this.#applied(recorded, check, now) : null;
       let secrets: { id: string; secret: string }[] = [];
       const base: StateFile = applied ? applied.state : { ...this.#core.state, governance: { ...g, changes: g.changes.map((x) => (x.id === id ? { ...recorded, status } : x)) } };
-      const next = encodeState(base);
+      const next = encodeSealed(base);
       // Receipts before the state (as pairing): never a change in force without its receipt. Each
       // is drafted right before it is chained (no await between).
       await this.#core.writer.appendReceipt(this.#core.writer.draftReceipt('change.verdict', { id, admin_id: approval.admin_id, verdict: approval.verdict, at: approval.at, weight: check.weight, threshold: check.threshold }));
       if (applied) secrets = await this.#commitApplied(applied);
       this.#core.writeState(next);
       if (applied) this.#webhooks().added(secrets.map((x) => x.id));
-      return { check, status, secrets };
+      return { check, status, secrets, removed: applied?.removed ?? [] };
     });
+    await this.#webhooks().removed(outcome.removed);
     const result: Record<string, unknown> = this.get(id);
     if (outcome.status === 'applied') Object.assign(result, this.#shown(outcome.secrets), { signers: await this.pushAll() });
     return result;
@@ -243,7 +266,7 @@ export class Changes {
   /** POST /changes/{id}/apply: applies a pending change set whose delay has run since its quorum. */
   async apply(id: string): Promise<Record<string, unknown>> {
     this.#core.writer.assertWritable();
-    const secrets = await this.#core.stateLock.run(STATE_FILE, async () => {
+    const { secrets, removed } = await this.#core.stateLock.run(STATE_FILE, async () => {
       const g = this.#gov();
       const c = this.#current(this.#find(id));
       if (c.status !== 'pending') throw new RefusedError(`change ${id} is ${c.status}`, { data: { reason: `change_${c.status}`, version: g.policy.version } });
@@ -251,19 +274,24 @@ export class Changes {
       const check = checkChangeSet(g.policy, c.change, c.approvals, now);
       if (!check.ok) throw new RefusedError(`change ${id} does not apply yet: ${check.reason}: ${check.message}`, { data: { reason: check.reason, ready_at: check.ready_at } });
       const applied = this.#applied(c, check, now);
-      const next = encodeState(applied.state);
+      const next = encodeSealed(applied.state);
       const secrets = await this.#commitApplied(applied);
       this.#core.writeState(next);
       this.#webhooks().added(secrets.map((x) => x.id));
-      return secrets;
+      return { secrets, removed: applied.removed };
     });
+    await this.#webhooks().removed(removed);
     return { ...this.get(id), ...this.#shown(secrets), signers: await this.pushAll() };
   }
 
-  /** The change.applied receipt, then a webhook.created per endpoint it adds, each drafted right before it is chained. */
+  /**
+   * The change.applied receipt, then a webhook.created per endpoint it adds and a webhook.deleted
+   * per endpoint it removes (as the direct routes chain them), each drafted right before it is chained.
+   */
   async #commitApplied(applied: Applied): Promise<{ id: string; secret: string }[]> {
     await this.#core.writer.appendReceipt(applied.receipt());
     for (const { endpoint } of applied.webhooks) await this.#core.writer.appendReceipt(this.#webhooks().createdReceipt(endpoint));
+    for (const id of applied.removed) await this.#core.writer.appendReceipt(this.#core.writer.draftReceipt('webhook.deleted', { id }));
     return applied.webhooks.map(({ endpoint, secret }) => ({ id: endpoint.id, secret }));
   }
 
@@ -279,7 +307,8 @@ export class Changes {
     const gov = after.governance!;
     const state: StateFile = { ...after, governance: { ...gov, changes: gov.changes.map((x) => (x.id === c.id ? stored : x)) } };
     const receipt = () => this.#core.writer.draftReceipt('change.applied', { id: c.id, digest: c.digest, version: check.version, ready_at: check.ready_at, ops: check.change.ops.map((o) => o.op) });
-    return { state, receipt, webhooks };
+    const removed = check.change.ops.flatMap((o) => (o.op === 'remove_webhook' ? [o.id] : []));
+    return { state, receipt, webhooks, removed };
   }
 
   /** Applied change sets in version order. */

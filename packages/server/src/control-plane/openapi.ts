@@ -146,14 +146,14 @@ export const ROUTES: readonly Op[] = [
     params: [...EVENT_FILTERS, { name: 'Last-Event-ID', in: 'header', schema: EVENT_ID, description: 'Resume after this event (wins over after)' }],
     errors: [400, 403, 503],
   },
-  { method: 'post', path: '/changes', summary: 'Propose a change set against the current governance version (409 naming both versions on another base)', auth: true, body: 'ChangeSet', ok: 'Object', errors: [400, 403, 409] },
+  { method: 'post', path: '/changes', summary: 'Propose a change set against the current governance version (409 naming both versions on another base)', auth: true, body: 'ChangeSet', ok: 'Object', errors: [400, 403, 409], errorNotes: { 409: 'based on another version: {error, base_version, current_version}' }, errorSchemas: { 409: 'Object' } },
   { method: 'get', path: '/changes', summary: 'The admin policy, its version and every change set', auth: true, ok: 'Object', errors: [403] },
   { method: 'get', path: '/changes/{id}', summary: 'One change set, with what it waits for', auth: true, ok: 'Object', params: [CHANGE_ID], errors: [403, 404] },
   { method: 'post', path: '/changes/{id}/approve', summary: "Record an admin's signed approval or rejection; applies the change set once quorum and delay are met, and pushes it to every signer", auth: true, body: 'ChangeApproval', ok: 'Object', params: [CHANGE_ID], errors: [400, 403, 404] },
   { method: 'post', path: '/changes/{id}/apply', summary: 'Apply a change set whose delay has run since it reached quorum', auth: true, ok: 'Object', params: [CHANGE_ID], errors: [403, 404] },
-  { method: 'post', path: '/webhooks', summary: 'Add a webhook endpoint; the answer holds its secret, shown this once', auth: true, body: 'CreateWebhookRequest', ok: 'Object', errors: [400] },
+  { method: 'post', path: '/webhooks', summary: 'Add a webhook endpoint; the answer holds its secret, shown this once (409 under governance: a change set adds it)', auth: true, body: 'CreateWebhookRequest', ok: 'Object', errors: [400, 409] },
   { method: 'get', path: '/webhooks', summary: 'Webhook endpoints (never their secrets)', auth: true, ok: 'Object' },
-  { method: 'delete', path: '/webhooks/{id}', summary: 'Remove a webhook endpoint and its delivery records', auth: true, ok: 'Object', params: [WEBHOOK_ID], errors: [400, 404] },
+  { method: 'delete', path: '/webhooks/{id}', summary: 'Remove a webhook endpoint and its delivery records (409 under governance: a change set removes it)', auth: true, ok: 'Object', params: [WEBHOOK_ID], errors: [400, 404, 409] },
   {
     method: 'get',
     path: '/webhooks/{id}/deliveries',
@@ -185,7 +185,7 @@ export function openApiDocument(): Record<string, unknown> {
   for (const [name, s] of Object.entries(extra)) schemas[name] = clean(z.toJSONSchema(s, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>);
   schemas['Object'] = { type: 'object', additionalProperties: true };
   schemas['ObjectArray'] = { type: 'array', items: { type: 'object', additionalProperties: true } };
-  const errorStatuses: Record<number, string> = { 400: 'bad request (4000), data.path names the field', 401: 'session (4100)', 403: 'refused (-32602)', 404: 'not found (4040)', 500: 'execute refused at a stage (-32602, data.stage and data.reason) or internal (-32603)', 503: 'busy: too many unlock attempts waiting (4100), or too many event streams open (-32602); data.reason "busy"' };
+  const errorStatuses: Record<number, string> = { 400: 'bad request (4000), data.path names the field', 401: 'session (4100)', 403: 'refused (-32602)', 404: 'not found (4040)', 409: 'closed under governance: a change set makes this change (-32602, data.reason "governed")', 500: 'execute refused at a stage (-32602, data.stage and data.reason) or internal (-32603)', 503: 'busy: too many unlock attempts waiting (4100), or too many event streams open (-32602); data.reason "busy"' };
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of ROUTES) {
     const responses: Record<string, unknown> = {

@@ -65,7 +65,7 @@ import { PassphraseFileSchema, ReceiptSigner, type PassphraseFile } from './secr
 import { SessionStore, UnlockQueue, type Principal } from './sessions.js';
 import { DeviceAuth, forbidden } from './device-auth.js';
 import { Signers } from './signers.js';
-import { readStateFile, type Device, type StateFile } from './state.js';
+import { admitGoverned, encodeState, readStateFile, type Device, type StateFile } from './state.js';
 import { IntentStore, type IntentRecord } from './store.js';
 import { Webhooks } from './webhooks/service.js';
 import { logFeed } from './webhooks/feed.js';
@@ -148,7 +148,10 @@ export class ControlPlane {
     if (!existsSync(statePath)) {
       throw new ValidationError('state', [{ path: '', message: `${statePath} does not exist; run vault-control-plane init --state-dir ${dir}` }]);
     }
-    const state = readStateFile(statePath);
+    // Under governance a hand edit of a governed section is refused here too, naming it.
+    const admitted = admitGoverned(readStateFile(statePath), null);
+    const encoded = admitted.sealed ? encodeState(admitted.state) : null;
+    const state = encoded ? encoded.state : admitted.state;
     const passphrase = parseWith(PassphraseFileSchema, JSON.parse(readSecretFile(join(dir, PASSPHRASE_FILE))), 'operator.json');
     const seed = fromHex(readSecretFile(join(dir, RECEIPT_KEY_FILE)).trim(), 'receipt.key', 32);
     const signer = new ReceiptSigner(seed);
@@ -167,8 +170,19 @@ export class ControlPlane {
       release();
       throw e;
     }
-    const cp = new ControlPlane(new Core(opts, state, { injected, loaded, registry }, store, signer), passphrase, signer);
+    const core = new Core(opts, state, { injected, loaded, registry }, store, signer);
+    const cp = new ControlPlane(core, passphrase, signer);
     cp.#release = release;
+    if (encoded) {
+      // Governance first set up: the digests of its sections are recorded in state.json now.
+      try {
+        core.writeState(encoded);
+      } catch (e) {
+        await cp.close();
+        throw e;
+      }
+      core.log({ event: 'governance_sealed', version: state.governance?.policy.version ?? 0 });
+    }
     try {
       cp.webhooks.checkSecrets();
     } catch (e) {

@@ -24,6 +24,8 @@ import {
   KEY_BINDING_RE,
   canonicalize,
   parsePolicy,
+  sha256Hex,
+  timingSafeEqual,
   parseWith,
   toValidationIssues,
 } from '@vault/sdk';
@@ -48,6 +50,12 @@ export const DeviceSchema = z.strictObject({
   revoked_at: z.int().min(0).nullable().default(null),
   /** The passkey registered at pairing (issue #24): only its assertions make an approval strong. */
   passkey: RegisteredPasskeySchema.optional(),
+  /**
+   * The origins a `set_approver` change set named with the passkey (the signers hold the same):
+   * its assertions are judged against these, not the control plane's `webauthn` origins, so both
+   * services count the same approvals as strong. Absent for a passkey registered at pairing.
+   */
+  passkey_origins: z.array(WebAuthnOriginSchema).min(1).max(16).optional(),
 });
 export type Device = z.infer<typeof DeviceSchema>;
 
@@ -127,6 +135,14 @@ export const DriverEntrySchema = z.strictObject({
 });
 export type DriverEntry = z.infer<typeof DriverEntrySchema>;
 
+/**
+ * The sections of state.json only a change set changes under governance (issue #23). `devices`
+ * holds approvers, their keys, passkeys and roles; `governance` is the section itself, less its
+ * digests. Everything else (operators, api_keys, compliance, lifetimes, ...) stays hand-editable.
+ */
+export const GOVERNED_SECTIONS = ['wallets', 'policies', 'devices', 'signers', 'assets', 'webhooks', 'governance'] as const;
+export type GovernedSection = (typeof GOVERNED_SECTIONS)[number];
+
 /** Most change sets the governance section keeps (applied ones are pushed to signers in order). */
 export const MAX_STORED_CHANGES = 4096;
 
@@ -153,6 +169,12 @@ export const GovernanceSectionSchema = z.strictObject({
   policy: AdminPolicySchema,
   policy_since: z.record(z.string().min(1).max(128), UnixSecondsSchema).default({}),
   changes: z.array(StoredChangeSchema).max(MAX_STORED_CHANGES).default([]),
+  /**
+   * SHA-256 over RFC 8785 of each governed section as this control plane last wrote it (a change
+   * set applied, a pairing, a revocation; recorded when governance is first set up). A state.json
+   * whose governed sections differ is refused at start-up and reload, naming the section.
+   */
+  digests: z.strictObject(Object.fromEntries(GOVERNED_SECTIONS.map((k) => [k, Hex32])) as Record<GovernedSection, typeof Hex32>).optional(),
 });
 export type GovernanceSection = z.infer<typeof GovernanceSectionSchema>;
 
@@ -334,4 +356,74 @@ export function parseWallet(value: unknown) {
 /** RFC 8785 text of a value (for comparisons and digests). */
 export function canonicalJson(value: unknown): string {
   return canonicalize(value);
+}
+
+/**
+ * Per governed section, `sha256Hex(JCS(section))` (the governance section less its own digests).
+ *
+ * @example
+ * const { wallets } = governedDigests(state)
+ */
+export function governedDigests(state: StateFile): Record<GovernedSection, string> {
+  const section = (k: GovernedSection): unknown => {
+    if (k !== 'governance') return state[k];
+    if (!state.governance) return null;
+    const { digests: _recorded, ...rest } = state.governance;
+    return rest;
+  };
+  return Object.fromEntries(GOVERNED_SECTIONS.map((k) => [k, sha256Hex(canonicalize(section(k)))])) as Record<GovernedSection, string>;
+}
+
+/** The state with its governed sections' digests recorded; unchanged without governance. */
+export function sealGoverned(state: StateFile): StateFile {
+  if (!state.governance) return state;
+  return { ...state, governance: { ...state.governance, digests: governedDigests(state) } };
+}
+
+/**
+ * encodeState for the running control plane's own writes: the digests are taken over the state
+ * as the loader reads it back (defaults filled), so the next load compares like with like. Offline
+ * writers (`vault provision`, init, a hand edit) use encodeState and so never re-record them.
+ */
+export function encodeSealed(state: StateFile): { text: string; state: StateFile } {
+  return encodeState(sealGoverned(encodeState(state).state));
+}
+
+/**
+ * Judges a state.json read at start-up (`running` null) or on POST /admin/reload (`running` the
+ * state in force) under governance (issue #23). Without a governance section (and none running)
+ * it is taken as it is. The first time a governance section is seen (no digests, version 0, no
+ * change set proposed, none running) its digests are recorded: `sealed` says the caller must write
+ * the file back. Otherwise each governed section must match the digest recorded when the control
+ * plane last wrote it; a hand edit is a ValidationError naming every section that differs. The
+ * digests stop a hand edit slipping in, not a host-level attacker (who can recompute them): the
+ * signers' own admin policy is the protection there.
+ */
+export function admitGoverned(next: StateFile, running: StateFile | null): { state: StateFile; sealed: boolean } {
+  const gov = next.governance;
+  if (!gov) {
+    if (running?.governance) {
+      throw new ValidationError('state', [{ path: 'governance', message: 'the governance section was removed: an admin policy in force is changed only by a change set (set_admin_policy), never by editing state.json' }], { data: { reason: 'governed_section_edited', sections: ['governance'] } });
+    }
+    return { state: next, sealed: false };
+  }
+  const recorded = gov.digests;
+  if (!recorded) {
+    // Any change set at all (even a pending one) means this control plane already ran under it.
+    const fresh = gov.policy.version === 0 && gov.changes.length === 0 && !running?.governance;
+    if (!fresh) {
+      throw new ValidationError('state', [{ path: 'governance.digests', message: 'missing: the digests of the governed sections were removed from a governance section in use; restore state.json as the control plane wrote it' }], { data: { reason: 'governed_section_edited', sections: ['governance'] } });
+    }
+    return { state: sealGoverned(next), sealed: true };
+  }
+  const actual = governedDigests(next);
+  const edited = GOVERNED_SECTIONS.filter((k) => !timingSafeEqual(recorded[k], actual[k]));
+  if (edited.length > 0) {
+    throw new ValidationError(
+      'state',
+      edited.map((k) => ({ path: k, message: `${k} differs from what the applied change sets produced (edited by hand?): under governance it changes only by a change set (POST /changes) approved by the admin quorum` })),
+      { data: { reason: 'governed_section_edited', sections: edited } },
+    );
+  }
+  return { state: next, sealed: false };
 }

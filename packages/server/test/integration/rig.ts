@@ -23,6 +23,8 @@ export interface Rig {
   w: World;
   signer: SignerClient;
   cp: ControlPlaneClient;
+  /** The control plane's state directory (state.json is edited by hand in some tests). */
+  stateDir: string;
   /** The signer's socket: down() closes it, up() opens it again on the same port. */
   down(): Promise<void>;
   up(): Promise<void>;
@@ -79,6 +81,7 @@ export async function setupRig(policy: (wallet: string) => PolicySet, front?: (s
     w,
     signer: createSignerClient({ baseUrl: url, token: TOKEN }),
     cp: createControlPlaneClient({ baseUrl: running.url }),
+    stateDir: dir,
     async down() {
       await server?.close();
       server = null;

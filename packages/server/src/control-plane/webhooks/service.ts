@@ -8,6 +8,7 @@
 import { eventSeq, generateWebhookSecret, NotFoundError, sha256Hex, ValidationError } from '@vault/sdk';
 import { randomBytes } from 'node:crypto';
 import { STATE_FILE, type Core } from '../core.js';
+import { assertNotGoverned } from '../governance.js';
 import { encodeState } from '../state.js';
 import type { WebhookEndpoint } from './config.js';
 import { WebhookDispatcher, type DeliveryRecord, type DeliveryState, type RetrySchedule } from './dispatcher.js';
@@ -167,8 +168,11 @@ export class Webhooks {
 
   async create(req: CreateWebhookRequest): Promise<Record<string, unknown>> {
     this.#core.writer.assertWritable();
+    assertNotGoverned(this.#core, 'POST /webhooks', 'a set_webhook op');
     await this.assertDeliverable(req.url);
     return this.#core.stateLock.run(STATE_FILE, async () => {
+      // Again under the lock: governance may have been set up (a reload) while the URL was checked.
+      assertNotGoverned(this.#core, 'POST /webhooks', 'a set_webhook op');
       const state = this.#core.state;
       const { endpoint, secret } = this.newEndpoint(req);
       // Built and checked before anything is written (see devices.ts).
@@ -192,6 +196,7 @@ export class Webhooks {
   async remove(id: string): Promise<Record<string, unknown>> {
     this.#core.writer.assertWritable();
     await this.#core.stateLock.run(STATE_FILE, async () => {
+      assertNotGoverned(this.#core, 'DELETE /webhooks/{id}', 'a remove_webhook op');
       const state = this.#core.state;
       this.#endpoint(id);
       const next = encodeState({ ...state, webhooks: { ...state.webhooks, endpoints: state.webhooks.endpoints.filter((e) => e.id !== id) } });
@@ -204,6 +209,14 @@ export class Webhooks {
     });
     await this.dispatcher.purge(id);
     return { id, deleted: true };
+  }
+
+  /** After a change set removed endpoints (already out of the state): their delivery records go, as DELETE's do. */
+  async removed(ids: readonly string[]): Promise<void> {
+    for (const id of ids) {
+      this.#core.log({ event: 'webhook_deleted', id });
+      await this.dispatcher.purge(id);
+    }
   }
 
   /** GET /webhooks/{id}/deliveries: newest first. */
