@@ -408,6 +408,12 @@ export async function setUp({ dir: where, port = '7331', kdfLog2 = '15', hsm = f
   // 8. Pair the demo approver device over HTTP (a real pairing code, a real signature over its challenge).
   const cp = createControlPlaneClient({ baseUrl: cpUrl });
   await cp.unlock(operatorPassphrase);
+  // With --port 0 the app's origin is known only now: passkeys made in the browser come from it.
+  const appOrigin = new URL(appUrlOf(cpUrl)).origin;
+  if (appOrigin !== pageOrigin) {
+    writeStateFile(statePath, { ...readStateFile(statePath), webauthn: { rp_id: 'localhost', origins: [pageOrigin, appOrigin] } });
+    await cp.reload();
+  }
   const code = await cp.pairCreate({ role: 'approver', label: 'demo approver device' });
   const challenge = fromHex(code.challenge, 'challenge', 32);
   const claimed = await cp.pairClaim({ code: code.code, public_key: device.publicKeyHex, signature: toHex(signEd25519(challenge, device.secretKey)), label: 'demo approver device', passkey: passkey.register(challenge) });
