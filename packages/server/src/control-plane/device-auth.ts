@@ -66,7 +66,7 @@ export class DeviceAuth {
       this.#core.log({ event: 'device_session_refused', reason: 'bad_signature' });
       throw new SessionError('device signature does not verify', { data: { reason: 'bad_signature' } });
     }
-    const s = this.#sessions.create({ kind: 'device', id: d.id, role: d.role });
+    const s = this.#sessions.create({ kind: 'device', id: d.id, role: d.role, public_key: d.public_key });
     this.#core.log({ event: 'device_session', role: d.role });
     return { ...s, device: { id: d.id, role: d.role } };
   }

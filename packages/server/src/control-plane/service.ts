@@ -290,10 +290,24 @@ export class ControlPlane {
     return { token: s.token, expires_at: s.expires_at, accounts: this.state.wallets.map((w) => w.wallet) };
   }
 
-  /** The principal of a bearer token: an API key (`vk_…`, checked each request) or a live session. */
+  /**
+   * The principal of a bearer token: an API key (`vk_…`, checked each request) or a live session.
+   * A device session speaks for the device as state.json has it now: a change set (or a reload)
+   * that revoked it, changed its role or replaced its key ends its sessions here, as
+   * POST /devices/{id}/revoke does, so a demoted device cannot keep its old role for hours.
+   */
   authenticate(token: string | null): Principal {
     if (token !== null && token.startsWith(API_KEY_PREFIX)) return this.identities.authenticateKey(token);
-    return this.sessions.touch(token).principal;
+    const { principal } = this.sessions.touch(token);
+    if (principal.kind === 'device') {
+      const d = this.state.devices.find((x) => x.id === principal.id);
+      if (!d || d.revoked_at !== null || d.role !== principal.role || d.public_key !== principal.public_key) {
+        // This token only: a stale tab must not end the session the device opened since.
+        if (token !== null) this.sessions.revoke(token);
+        throw new SessionError('device session ended: the device was revoked, or its role or key changed; sign in again', { data: { reason: 'device' } });
+      }
+    }
+    return principal;
   }
 
   // ---------------------------------------------------------------- state (core.ts)

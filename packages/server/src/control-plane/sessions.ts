@@ -20,7 +20,13 @@ export const UNLOCK_QUEUE_MAX = 4096;
  */
 export type Principal =
   | { kind: 'operator'; name: string; role: 'admin' | 'operator' | 'auditor' }
-  | { kind: 'device'; id: string; role: 'approver' | 'initiator' | 'viewer' }
+  | {
+      kind: 'device';
+      id: string;
+      role: 'approver' | 'initiator' | 'viewer';
+      /** The key the device proved at sign-in (hex); a session without it is refused (service.ts authenticate). */
+      public_key?: string;
+    }
   | { kind: 'apikey'; id: string; bound_to: string; wallets: readonly string[] | null };
 
 interface Session {
