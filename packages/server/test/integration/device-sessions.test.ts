@@ -51,6 +51,21 @@ async function signIn(r: Rig, id: string, secretKey: Uint8Array): Promise<string
   return s.body.token as string;
 }
 
+describe('device sessions', () => {
+  it("attack: a device signing in over and over evicts the operators' sessions", async () => {
+    const r = (rig = await setupRig(approvalPolicy));
+    const admin = r.cp.getToken();
+    expect((await call(r, 'GET', '/intents')).status).toBe(200);
+    const alice = r.w.approvers.find((a) => a.id === 'alice')!;
+    // More sign-ins than the store holds sessions: each is cheap for whoever holds a device key.
+    for (let i = 0; i < 70; i++) await signIn(r, 'alice', alice.secret);
+    expect((await call(r, 'GET', '/intents', undefined, admin)).status).toBe(200);
+    // Its own latest sessions still work; its oldest made room for them.
+    const latest = await signIn(r, 'alice', alice.secret);
+    expect((await call(r, 'GET', '/device/intents', undefined, latest)).status).toBe(200);
+  });
+});
+
 describe('device sessions under change sets', () => {
   it('attack: an initiator demoted by a change set keeps creating intents with its open session', async () => {
     const key = generateEd25519KeyPair();
