@@ -66,6 +66,20 @@ describe('device sessions', () => {
   });
 });
 
+describe('device challenges', () => {
+  it("attack: a flood of challenges for one device evicts another device's open challenge", async () => {
+    const r = (rig = await setupRig(approvalPolicy));
+    const alice = r.w.approvers.find((a) => a.id === 'alice')!;
+    const c = await call(r, 'POST', '/device/challenge', { device_id: 'alice' }, null);
+    expect(c.status).toBe(200);
+    // Asking costs nothing (no signature): whoever knows a device id can ask again and again.
+    for (let i = 0; i < 1100; i++) expect((await call(r, 'POST', '/device/challenge', { device_id: 'bob' }, null)).status).toBe(200);
+    const signature = toHex(signEd25519(deviceSessionMessage({ device: 'alice', challenge: c.body.challenge }), alice.secret));
+    const s = await call(r, 'POST', '/device/session', { device_id: 'alice', challenge: c.body.challenge, signature }, null);
+    expect(s.status, JSON.stringify(s.body)).toBe(200);
+  });
+});
+
 describe('device sessions under change sets', () => {
   it('attack: an initiator demoted by a change set keeps creating intents with its open session', async () => {
     const key = generateEd25519KeyPair();
