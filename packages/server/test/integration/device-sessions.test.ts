@@ -5,6 +5,8 @@
  * the same admin quorum.
  */
 import { changeSetDigest, deviceSessionMessage, generateEd25519KeyPair, signChangeApproval, signEd25519, toHex, type AdminPolicy, type ChangeSet } from '@vault/sdk';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { approver } from '../signer/helpers.js';
 import { approvalPolicy, setupRig, type Rig } from './rig.js';
@@ -63,6 +65,34 @@ describe('device sessions', () => {
     // Its own latest sessions still work; its oldest made room for them.
     const latest = await signIn(r, 'alice', alice.secret);
     expect((await call(r, 'GET', '/device/intents', undefined, latest)).status).toBe(200);
+  });
+});
+
+describe('operator sessions', () => {
+  it('attack: an account demoted or disabled in state.json keeps its admin session after the reload', async () => {
+    const r = (rig = await setupRig(approvalPolicy));
+    for (const name of ['olga', 'otto']) expect((await call(r, 'POST', '/operators', { name, role: 'admin', passphrase: `${name} passphrase` })).status).toBe(200);
+    const unlock = async (name: string) => (await call(r, 'POST', '/session/unlock', { name, passphrase: `${name} passphrase` }, null)).body.token as string;
+    const olga = await unlock('olga');
+    const otto = await unlock('otto');
+    expect((await call(r, 'GET', '/api-keys', undefined, olga)).status).toBe(200);
+    // By hand, as state.json's operators section allows: olga becomes an auditor, otto is disabled.
+    const path = join(r.stateDir, 'state.json');
+    const state = JSON.parse(readFileSync(path, 'utf8'));
+    for (const o of state.operators) {
+      if (o.name === 'olga') o.role = 'auditor';
+      if (o.name === 'otto') o.disabled_at = r.w.clock.now;
+    }
+    writeFileSync(path, JSON.stringify(state, null, 2));
+    expect((await call(r, 'POST', '/admin/reload')).status).toBe(200);
+    expect((await call(r, 'POST', '/operators', { name: 'eve', role: 'admin', passphrase: 'eve passphrase' }, olga)).status).toBe(401);
+    expect((await call(r, 'GET', '/intents', undefined, otto)).status).toBe(401);
+    // Unlocked again, olga is what the file says: an auditor, who reads but manages nothing.
+    const auditor = await unlock('olga');
+    expect((await call(r, 'GET', '/api-keys', undefined, auditor)).status).toBe(200);
+    expect((await call(r, 'POST', '/operators', { name: 'eve', role: 'admin', passphrase: 'eve passphrase' }, auditor)).status).toBe(403);
+    // The legacy passphrase's session is not an account's: it carries on.
+    expect((await call(r, 'GET', '/intents')).status).toBe(200);
   });
 });
 
