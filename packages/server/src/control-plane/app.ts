@@ -342,8 +342,8 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
       ...(visible ? { visible } : {}),
       ...cp.eventStreamOptions,
       writeBacklog: () => env?.outgoing?.writableLength ?? 0,
-      // The stream lives as long as its session: locked or expired, it ends.
-      stillAuthorized: () => (cp.sessions.touch(token), true),
+      // The stream lives as long as its session: locked, expired, or its device changed, it ends.
+      stillAuthorized: () => (cp.authenticate(token), true),
       disconnect: (reason) => {
         cp.log({ event: 'event_stream_closed', reason });
         const socket = env?.incoming?.socket;

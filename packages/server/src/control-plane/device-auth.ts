@@ -14,6 +14,11 @@ import type { SessionStore } from './sessions.js';
 export const DEVICE_CHALLENGE_TTL_SECONDS = 60;
 /** Open challenges at most: each is 32 random bytes, so a flood only evicts the oldest. */
 export const MAX_DEVICE_CHALLENGES = 1024;
+/**
+ * Open challenges of one device at most: asking costs nothing, so past this the device's own
+ * oldest goes, and asking for one device never evicts another's challenge.
+ */
+export const MAX_CHALLENGES_PER_DEVICE = 4;
 
 interface Challenge {
   device: string;
@@ -42,6 +47,9 @@ export class DeviceAuth {
     this.#device(deviceId);
     const now = this.#core.now();
     for (const [k, c] of this.#challenges) if (c.expires_at <= now) this.#challenges.delete(k);
+    const own = [...this.#challenges].filter(([, c]) => c.device === deviceId);
+    // Insertion order: the first is this device's oldest.
+    if (own.length >= MAX_CHALLENGES_PER_DEVICE) this.#challenges.delete((own[0] as [string, Challenge])[0]);
     if (this.#challenges.size >= MAX_DEVICE_CHALLENGES) {
       const oldest = this.#challenges.keys().next().value;
       if (oldest !== undefined) this.#challenges.delete(oldest);
@@ -66,7 +74,7 @@ export class DeviceAuth {
       this.#core.log({ event: 'device_session_refused', reason: 'bad_signature' });
       throw new SessionError('device signature does not verify', { data: { reason: 'bad_signature' } });
     }
-    const s = this.#sessions.create({ kind: 'device', id: d.id, role: d.role });
+    const s = this.#sessions.create({ kind: 'device', id: d.id, role: d.role, public_key: d.public_key });
     this.#core.log({ event: 'device_session', role: d.role });
     return { ...s, device: { id: d.id, role: d.role } };
   }

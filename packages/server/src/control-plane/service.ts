@@ -65,7 +65,7 @@ import { PassphraseFileSchema, ReceiptSigner, type PassphraseFile } from './secr
 import { SessionStore, UnlockQueue, type Principal } from './sessions.js';
 import { DeviceAuth, forbidden } from './device-auth.js';
 import { Signers } from './signers.js';
-import { admitGoverned, encodeState, readStateFile, type Device, type StateFile } from './state.js';
+import { admitGoverned, encodeState, LEGACY_OPERATOR, readStateFile, type Device, type StateFile } from './state.js';
 import { IntentStore, type IntentRecord } from './store.js';
 import { Webhooks } from './webhooks/service.js';
 import { logFeed } from './webhooks/feed.js';
@@ -290,10 +290,34 @@ export class ControlPlane {
     return { token: s.token, expires_at: s.expires_at, accounts: this.state.wallets.map((w) => w.wallet) };
   }
 
-  /** The principal of a bearer token: an API key (`vk_…`, checked each request) or a live session. */
+  /**
+   * The principal of a bearer token: an API key (`vk_…`, checked each request) or a live session.
+   * A device session speaks for the device as state.json has it now: a change set (or a reload)
+   * that revoked it, changed its role or replaced its key ends its sessions here, as
+   * POST /devices/{id}/revoke does, so a demoted device cannot keep its old role for hours; a
+   * named operator account likewise.
+   */
   authenticate(token: string | null): Principal {
     if (token !== null && token.startsWith(API_KEY_PREFIX)) return this.identities.authenticateKey(token);
-    return this.sessions.touch(token).principal;
+    const { principal } = this.sessions.touch(token);
+    if (principal.kind === 'device') {
+      const d = this.state.devices.find((x) => x.id === principal.id);
+      if (!d || d.revoked_at !== null || d.role !== principal.role || d.public_key !== principal.public_key) {
+        // This token only: a stale tab must not end the session the device opened since.
+        if (token !== null) this.sessions.revoke(token);
+        throw new SessionError('device session ended: the device was revoked, or its role or key changed; sign in again', { data: { reason: 'device' } });
+      }
+    }
+    // A named account as state.json has it now (a hand edit and a reload may disable or demote it);
+    // the legacy passphrase (operator.json) is no account.
+    if (principal.kind === 'operator' && principal.name !== LEGACY_OPERATOR) {
+      const o = this.state.operators.find((x) => x.name === principal.name);
+      if (!o || o.disabled_at !== null || o.role !== principal.role) {
+        if (token !== null) this.sessions.revoke(token);
+        throw new SessionError('session ended: the account was disabled or its role changed; unlock again', { data: { reason: 'account' } });
+      }
+    }
+    return principal;
   }
 
   // ---------------------------------------------------------------- state (core.ts)

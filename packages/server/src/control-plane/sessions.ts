@@ -6,10 +6,16 @@
  */
 import { SessionError } from '@vault/sdk';
 import { createHash, randomBytes } from 'node:crypto';
+import { actorOf } from './actor.js';
 
 export const SESSION_IDLE_SECONDS = 15 * 60;
 export const SESSION_ABSOLUTE_SECONDS = 8 * 60 * 60;
 export const MAX_SESSIONS = 64;
+/**
+ * Sessions one principal (an account, a device) holds at most: past that its own least recently
+ * used one makes room, so no single principal can fill the store and evict everyone else's.
+ */
+export const MAX_SESSIONS_PER_PRINCIPAL = 8;
 /** Passphrase checks waiting for their turn, at most (see UnlockQueue). */
 export const UNLOCK_QUEUE_MAX = 4096;
 
@@ -20,7 +26,13 @@ export const UNLOCK_QUEUE_MAX = 4096;
  */
 export type Principal =
   | { kind: 'operator'; name: string; role: 'admin' | 'operator' | 'auditor' }
-  | { kind: 'device'; id: string; role: 'approver' | 'initiator' | 'viewer' }
+  | {
+      kind: 'device';
+      id: string;
+      role: 'approver' | 'initiator' | 'viewer';
+      /** The key the device proved at sign-in (hex); a session without it is refused (service.ts authenticate). */
+      public_key?: string;
+    }
   | { kind: 'apikey'; id: string; bound_to: string; wallets: readonly string[] | null };
 
 interface Session {
@@ -47,15 +59,20 @@ export class SessionStore {
   create(principal: Principal = LEGACY_OPERATOR_PRINCIPAL): { token: string; expires_at: number } {
     const t = this.now();
     this.#prune(t);
-    if (this.#sessions.size >= MAX_SESSIONS) {
-      // Drop the least recently used session rather than refuse the operator.
-      let oldest: [string, Session] | undefined;
-      for (const e of this.#sessions) if (!oldest || e[1].last < oldest[1].last) oldest = e;
-      if (oldest) this.#sessions.delete(oldest[0]);
-    }
+    const owner = actorOf(principal);
+    const own = [...this.#sessions].filter(([, s]) => actorOf(s.principal) === owner);
+    if (own.length >= MAX_SESSIONS_PER_PRINCIPAL) this.#dropLeastRecent(own);
+    // Drop the least recently used session rather than refuse the operator.
+    if (this.#sessions.size >= MAX_SESSIONS) this.#dropLeastRecent(this.#sessions);
     const token = randomBytes(32).toString('base64url');
     this.#sessions.set(digest(token), { created: t, last: t, principal });
     return { token, expires_at: this.#expiry({ created: t, last: t, principal }) };
+  }
+
+  #dropLeastRecent(entries: Iterable<[string, Session]>): void {
+    let oldest: [string, Session] | undefined;
+    for (const e of entries) if (!oldest || e[1].last < oldest[1].last) oldest = e;
+    if (oldest) this.#sessions.delete(oldest[0]);
   }
 
   #expiry(s: Session): number {

@@ -1,10 +1,13 @@
 /**
  * The approver app's pure parts, run in Node: reading a pairing code in each form it arrives in
- * (and refusing anything else), and the low-S form of a passkey's DER signature.
+ * (and refusing anything else), the low-S form of a passkey's DER signature, and the intent id
+ * recomputed from the intent it shows.
  */
 import { p256 } from '@noble/curves/nist.js';
 import { createPublicKey, verify } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { intentId, normalizeIntent } from '@vault/sdk';
+import { assertIntentIs, intentIdOf } from '../../web/app/intent-id.js';
 import { parsePairing } from '../../web/app/pairing.js';
 import { b64url, fromB64url, lowS } from '../../web/app/passkey.js';
 
@@ -60,5 +63,24 @@ describe('lowS', () => {
     expect(b64url(bytes)).toBe(Buffer.from(bytes).toString('base64url'));
     expect(fromB64url(b64url(bytes))).toEqual(bytes);
     expect(fromB64url(b64url(bytes.subarray(0, 31)))).toEqual(bytes.subarray(0, 31));
+  });
+});
+
+describe('intentIdOf', () => {
+  const shown = normalizeIntent({ wallet: 'treasury', destination: 'rBenign', amount: '5', memo: 'coffee', initiator: 'agent:bot' });
+  const other = normalizeIntent({ wallet: 'treasury', destination: 'rAttacker', amount: '5000000000', initiator: 'agent:bot' });
+
+  it("is the SDK's intentId, computed with WebCrypto (the page has no node:crypto)", async () => {
+    expect(await intentIdOf(shown)).toBe(intentId(shown));
+    expect(await intentIdOf(other)).toBe(intentId(other));
+    // As GET /intent/{id} sends it: plain JSON, not the SDK's frozen object.
+    expect(await intentIdOf(JSON.parse(JSON.stringify(shown)))).toBe(intentId(shown));
+  });
+
+  it('attack: a control plane shows one intent and asks for approval of another', async () => {
+    await expect(assertIntentIs(intentId(other), JSON.parse(JSON.stringify(shown)))).rejects.toThrow(`not of ${intentId(other)}: not shown, not signed`);
+    await expect(assertIntentIs(intentId(other), { ...JSON.parse(JSON.stringify(other)), amount: '5' })).rejects.toThrow('not shown, not signed');
+    await expect(assertIntentIs(intentId(other), { wallet: 'treasury' })).rejects.toThrow('cannot be read');
+    await expect(assertIntentIs(intentId(shown), JSON.parse(JSON.stringify(shown)))).resolves.toBeUndefined();
   });
 });

@@ -7,6 +7,7 @@
  */
 import { approvalMessage, formatUnits, type ApprovalStatement } from '@vault/sdk';
 import { ApiError, claim, fromHex, generateDeviceKey, loadDevice, saveDevice, Session, signBytes, type StoredDevice } from './device.js';
+import { assertIntentIs } from './intent-id.js';
 import { parsePairing } from './pairing.js';
 import { assertPasskey, passkeysAvailable, registerPasskey } from './passkey.js';
 import { scanQr } from './scan.js';
@@ -218,6 +219,14 @@ async function queueScreen(): Promise<void> {
 
 async function intentScreen(id: string): Promise<void> {
   const [r, protect] = await Promise.all([session.api<Intent>('GET', `/intent/${id}`), session.api<Protect>('GET', `/intent/${id}/protect`).catch(() => null)]);
+  // Only the content the id commits to is shown, so only what the person saw is signed.
+  try {
+    await assertIntentIs(id, r.intent);
+  } catch (e) {
+    onChange = () => undefined;
+    show('Not shown', h('p', { class: 'bad', id: 'mismatch' }, e instanceof Error ? e.message : String(e)), h('div', { class: 'actions' }, h('button', { type: 'button', id: 'back', onclick: () => void queueScreen().catch((err) => say(String(err))) }, 'Back to the list')));
+    return;
+  }
   const policy = await session.api<Policy>('GET', `/policy/${encodeURIComponent(r.intent.wallet)}`);
   onChange = (changed) => {
     if (changed === undefined || changed === id) void intentScreen(id).catch((e) => say(String(e)));
