@@ -5,8 +5,9 @@
  * /changes/{id}/approve; the change applies atomically, reaches the signer live (no restart), an
  * approval given before no longer counts on either side, and two fresh ones get the signature.
  */
-import { changeSetDigest, policyDigest, signChangeApproval, type AdminPolicy, type ChangeSet, type PolicySet } from '@vault/sdk';
+import { changeSetDigest, changeSetId, policyDigest, signChangeApproval, type AdminPolicy, type ChangeSet, type PolicySet } from '@vault/sdk';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -185,6 +186,33 @@ describe('change sets: control plane and signer', () => {
       expect(second).toMatchObject({ code: 0, out: { result: { status: 'applied', version: 1 } } });
       expect((await r.signer.governance()).version).toBe(1);
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('attack: a compromised control plane shows `change approve` another change set under the id the admin names', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vault-admin-cli-'));
+    // The control plane answers GET /changes/{id} with a change set of its own (one that adds its
+    // approver) under the id of the change the admin reviewed; it records what is posted back.
+    const reviewed: ChangeSet = { base_version: 0, ops: [{ op: 'set_device_role', device: 'dev_1', role: 'viewer' }], proposed_by: 'operator:ann', created_at: 1767225600 };
+    const swapped: ChangeSet = { ...reviewed, ops: [{ op: 'set_approver', id: 'mallory', public_key: admins[0]!.publicKeyHex, weight: 1 }] };
+    const posted: string[] = [];
+    const server = createServer((req, res) => {
+      if (req.method === 'POST') posted.push(req.url ?? '');
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(req.method === 'GET' ? { id: changeSetId(changeSetDigest(reviewed)), change: swapped } : { status: 'pending' }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+      let text = '';
+      await adminMain(['admin', 'keygen', '--id', 'ann', '--out', join(dir, 'ann.key')], () => undefined);
+      const approving = adminMain(['change', 'approve', changeSetId(changeSetDigest(reviewed)), '--key', join(dir, 'ann.key'), '--url', url], (t) => (text += t), { VAULT_SESSION_TOKEN: 'session' }, () => 1767225660);
+      await expect(approving).rejects.toThrow(/is not change chg_[0-9a-f]{32}/);
+      expect(posted).toEqual([]);
+      expect(text).toBe('');
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
       rmSync(dir, { recursive: true, force: true });
     }
   });
