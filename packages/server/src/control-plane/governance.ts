@@ -213,9 +213,15 @@ export class Changes {
       const id = changeSetId(digest);
       const known = g.changes.find((c) => c.id === id);
       if (known) return { ok: true, change: known };
-      if (g.changes.length >= MAX_STORED_CHANGES) throw new RefusedError(`at most ${MAX_STORED_CHANGES} change sets are kept`, { data: { reason: 'too_many_changes' } });
+      let kept = g.changes;
+      // Full: the change sets that can never apply (vetoed, or based on an older version) go
+      // first, their receipts staying in the chain. Otherwise years of them, or a flood of
+      // proposals from one admin session, would freeze governance for good; as it is, one
+      // admin rejection makes room.
+      if (kept.length >= MAX_STORED_CHANGES) kept = kept.filter((c) => c.status === 'applied' || (c.status === 'pending' && c.change.base_version === g.policy.version));
+      if (kept.length >= MAX_STORED_CHANGES) throw new RefusedError(`at most ${MAX_STORED_CHANGES} change sets are kept`, { data: { reason: 'too_many_changes' } });
       const stored: StoredChange = { id, digest, change, approvals: [], status: 'pending', proposed_at: now };
-      const next = encodeSealed({ ...this.#core.state, governance: { ...g, changes: [...g.changes, stored] } });
+      const next = encodeSealed({ ...this.#core.state, governance: { ...g, changes: [...kept, stored] } });
       const receipt = this.#core.writer.draftReceipt('change.proposed', { id, digest, base_version: change.base_version, ops: change.ops.map((o) => o.op), proposed_by: change.proposed_by });
       await this.#core.writer.appendReceipt(receipt);
       this.#core.writeState(next);

@@ -6,12 +6,13 @@
  * approval given before no longer counts on either side, and two fresh ones get the signature.
  */
 import { changeSetDigest, changeSetId, policyDigest, signChangeApproval, type AdminPolicy, type ChangeSet, type PolicySet } from '@vault/sdk';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { adminMain } from '../../src/control-plane/admin-cli.js';
+import { encodeSealed, MAX_STORED_CHANGES, parseState, type StoredChange } from '../../src/control-plane/state.js';
 import { approver } from '../signer/helpers.js';
 import { approvalPolicy, OPERATOR, setupRig, type Rig } from './rig.js';
 
@@ -188,6 +189,38 @@ describe('change sets: control plane and signer', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('attack: change sets proposed until the store is full freeze governance for good', async () => {
+    const r = (rig = await setupRig(approvalPolicy, undefined, { governance }));
+    // What MAX_STORED_CHANGES proposals by a hostile admin session leave (written directly: thousands
+    // of POSTs would only be slower): every slot held by a pending change set nobody will approve.
+    const junk = (i: number): StoredChange => {
+      const change: ChangeSet = { base_version: 0, ops: [{ op: 'set_device_role', device: 'alice', role: 'viewer' }], proposed_by: 'apikey:mallory', created_at: r.w.clock.now, note: `junk ${i}` };
+      const digest = changeSetDigest(change);
+      return { id: changeSetId(digest), digest, change, approvals: [], status: 'pending', proposed_at: r.w.clock.now };
+    };
+    const path = join(r.stateDir, 'state.json');
+    const state = parseState(readFileSync(path, 'utf8'));
+    const flood = Array.from({ length: MAX_STORED_CHANGES }, (_, i) => junk(i));
+    writeFileSync(path, encodeSealed({ ...state, governance: { ...state.governance!, changes: flood } }).text);
+    await r.restartControlPlane();
+    const legit = { base_version: 0, ops: [{ op: 'set_policy', policy: raised(r.w.wallet.wallet) }] };
+    expect(await call(r, 'POST', '/changes', legit)).toMatchObject({ status: 403, body: { error: { data: { reason: 'too_many_changes' } } } });
+    // One admin rejection is enough to make room: a vetoed change set can never apply.
+    const victim = flood[0]!;
+    expect(await call(r, 'POST', `/changes/${victim.id}/approve`, adminVerdict(r, admins[2]!, victim.change, 'reject'))).toMatchObject({ status: 200, body: { status: 'vetoed' } });
+    const proposed = await call(r, 'POST', '/changes', legit);
+    expect(proposed.status, JSON.stringify(proposed.body)).toBe(201);
+    expect((await call(r, 'GET', `/changes/${victim.id}`)).status).toBe(404);
+    const change = proposed.body.change as ChangeSet;
+    await call(r, 'POST', `/changes/${proposed.body.id}/approve`, adminVerdict(r, admins[0]!, change));
+    expect(await call(r, 'POST', `/changes/${proposed.body.id}/approve`, adminVerdict(r, admins[1]!, change))).toMatchObject({ status: 200, body: { status: 'applied', version: 1 } });
+    // The flood is stale now (based on version 0): the next proposal drops it, the applied change stays.
+    const next = await call(r, 'POST', '/changes', { base_version: 1, ops: [{ op: 'set_device_role', device: 'bob', role: 'approver' }] });
+    expect(next.status, JSON.stringify(next.body)).toBe(201);
+    const listed = (await call(r, 'GET', '/changes')).body.changes as { id: string; status: string }[];
+    expect(listed.map((c) => c.status)).toEqual(['applied', 'pending']);
   });
 
   it('attack: a compromised control plane shows `change approve` another change set under the id the admin names', async () => {
