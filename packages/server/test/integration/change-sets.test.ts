@@ -12,6 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { adminMain } from '../../src/control-plane/admin-cli.js';
+import { MAX_PROPOSED_CHANGE_BYTES } from '../../src/control-plane/governance.js';
+import { CHANGE_BODY_LIMIT } from '../../src/control-plane/app.js';
 import { encodeSealed, MAX_STORED_CHANGES, parseState, type StoredChange } from '../../src/control-plane/state.js';
 import { approver } from '../signer/helpers.js';
 import { approvalPolicy, OPERATOR, setupRig, type Rig } from './rig.js';
@@ -189,6 +191,34 @@ describe('change sets: control plane and signer', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('attack: a change set the control plane takes but no signer can, once applied', async () => {
+    const r = (rig = await setupRig(approvalPolicy, undefined, { governance }));
+    const wallet = r.w.wallet.wallet;
+    // Under the control plane's body limit, but with the admins' approvals the push to a signer
+    // would be over the signer's: once applied, no signer could be brought to the version again.
+    const address = (i: number) => `r${String(i).padStart(8, '0')}${'x'.repeat(230)}`;
+    const blocked = (n: number) => ({ ...raised(wallet), rules: [...raised(wallet).rules, { rule: 'destination_blocklist', addresses: Array.from({ length: n }, (_, i) => address(i)) }] });
+    const body = (n: number) => ({ base_version: 0, ops: [{ op: 'set_policy', policy: blocked(n) }] });
+    const most = (limit: number) => {
+      let n = 1;
+      while (JSON.stringify(body(n * 2)).length < limit) n *= 2;
+      while (JSON.stringify(body(n + 1)).length < limit) n += 1;
+      return n;
+    };
+    const tooLarge = await call(r, 'POST', '/changes', body(most(CHANGE_BODY_LIMIT - 512)));
+    expect(tooLarge.status).toBe(400);
+    expect(JSON.stringify(tooLarge.body)).toMatch(/invalid change: .*bytes as JSON; at most/);
+    expect((await call(r, 'GET', '/changes')).body.changes).toEqual([]);
+    // The largest one taken still reaches the signer with its approvals.
+    const proposed = await call(r, 'POST', '/changes', body(most(MAX_PROPOSED_CHANGE_BYTES - 1024)));
+    expect(proposed.status).toBe(201);
+    const change = proposed.body.change as ChangeSet;
+    await call(r, 'POST', `/changes/${proposed.body.id}/approve`, adminVerdict(r, admins[0]!, change));
+    const applied = await call(r, 'POST', `/changes/${proposed.body.id}/approve`, adminVerdict(r, admins[1]!, change));
+    expect(applied).toMatchObject({ status: 200, body: { status: 'applied', signers: [{ signer: 'signer-A', ok: true }] } });
+    expect((await r.signer.governance()).version).toBe(1);
   });
 
   it('attack: change sets proposed until the store is full freeze governance for good', async () => {
