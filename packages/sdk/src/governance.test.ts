@@ -131,6 +131,33 @@ describe('checkChangeSet', () => {
 
   it('refusal reasons are a contract, in the order checked', () => {
     expect(CHANGE_SET_REFUSALS).toEqual(['malformed', 'no_governance', 'replayed', 'stale_base', 'future_base', 'too_many_approvals', 'wrong_change', 'unknown_admin', 'bad_signature', 'future', 'stale', 'duplicate', 'vetoed', 'under_quorum', 'delay_not_elapsed']);
+    // The order is checkChangeSet's own: a case with two defects reports the one listed first.
+    const c = change();
+    const old = change({ base_version: 3 });
+    const other = change({ note: 'other' });
+    const forged = (a: ReturnType<typeof approve>) => ({ ...a, signature: { curve: 'ed25519' as const, sig: approve(outsider, c).signature.sig } });
+    const flood = (x: ChangeSet) => Array.from({ length: MAX_CHANGE_APPROVALS + 1 }, () => approve(a1, x));
+    const slow = { ...gov, delay_seconds: 3600 };
+    const pairs: [string, string, unknown][] = [
+      ['malformed', 'no_governance', checkChangeSet(null, { ...c, ops: 'x' }, [], T)],
+      ['no_governance', 'replayed', checkChangeSet(null, old, [], T, { appliedDigests: new Set([changeSetDigest(old)]) })],
+      ['replayed', 'stale_base', checkChangeSet(gov, old, [], T, { appliedDigests: new Set([changeSetDigest(old)]) })],
+      ['stale_base', 'too_many_approvals', checkChangeSet(gov, old, flood(old), T + 60)],
+      ['future_base', 'too_many_approvals', checkChangeSet(gov, change({ base_version: 9 }), flood(change({ base_version: 9 })), T + 60)],
+      ['too_many_approvals', 'wrong_change', checkChangeSet(gov, c, flood(other), T + 60)],
+      ['wrong_change', 'unknown_admin', checkChangeSet(gov, c, [approve(outsider, other)], T + 60)],
+      ['unknown_admin', 'bad_signature', checkChangeSet(gov, c, [forged(approve(outsider, c))], T + 60)],
+      ['bad_signature', 'future', checkChangeSet(gov, c, [forged(approve(a2, c, T + 10_000))], T + 60)],
+      ['future', 'duplicate', checkChangeSet(gov, c, [approve(a1, c), approve(a1, c, T + 10_000)], T + 60)],
+      ['stale', 'duplicate', checkChangeSet(gov, c, [approve(a1, c), approve(a1, c, T - 10_000)], T + 60)],
+      ['duplicate', 'vetoed', checkChangeSet(gov, c, [approve(a1, c), approve(a1, c, T + 11, 'reject')], T + 60)],
+      ['vetoed', 'under_quorum', checkChangeSet(gov, c, [approve(a1, c, T + 10, 'reject')], T + 60)],
+      ['under_quorum', 'delay_not_elapsed', checkChangeSet(slow, c, [approve(a1, c)], T + 60)],
+    ];
+    for (const [first, then, r] of pairs) {
+      expect(CHANGE_SET_REFUSALS.indexOf(first as never)).toBeLessThan(CHANGE_SET_REFUSALS.indexOf(then as never));
+      expect(r, `${first} before ${then}`).toMatchObject({ ok: false, reason: first });
+    }
     expect(new TextDecoder().decode(changeApprovalMessage({ admin_id: 'a1', change: 'ab'.repeat(32), verdict: 'approve', at: 5 }))).toBe(
       `vault-change-approval-v1\n{"admin_id":"a1","at":5,"change":"${'ab'.repeat(32)}","verdict":"approve"}`,
     );

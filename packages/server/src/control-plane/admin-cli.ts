@@ -12,7 +12,7 @@
  * VAULT_SESSION_TOKEN, else the operator passphrase (VAULT_OPERATOR_PASSPHRASE). Secrets are
  * never printed.
  */
-import { changeSetDigest, createControlPlaneClient, generateEd25519KeyPair, signChangeApproval, toHex, ChangeSetSchema, parseWith } from '@vault/sdk';
+import { changeSetDigest, changeSetId, createControlPlaneClient, generateEd25519KeyPair, signChangeApproval, toHex, ChangeSetSchema, parseWith } from '@vault/sdk';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
@@ -93,6 +93,9 @@ export async function adminMain(argv: readonly string[], out: (text: string) => 
     // The digest this admin signs is the one of the change set as read, recomputed here.
     const change = parseWith(ChangeSetSchema, shown.change, 'change');
     const digest = changeSetDigest(change);
+    // The id is the digest's prefix: a control plane showing another change set under the id the
+    // admin reviewed would otherwise get the admin's signature on it.
+    if (changeSetId(digest) !== id) throw new Error(`the control plane showed change set ${changeSetId(digest)}, which is not change ${id}: nothing signed`);
     const verdict = values.get('reject') === 'true' ? 'reject' : 'approve';
     const approval = signChangeApproval({ admin_id: key.id, change: digest, verdict, at: now() }, key.secret_key);
     const posted = await fetch(`${client.baseUrl}/changes/${encodeURIComponent(id)}/approve`, { method: 'POST', headers, body: JSON.stringify(approval) });

@@ -6,6 +6,7 @@
  * change of state.json at a time).
  */
 import { assertChainDriver, DriverRegistry, intentLifetime, InternalError, NotFoundError, preparePolicy, sha256Hex, ValidationError, type ChainDriver, type IntentLifetime, type PolicySet, type WalletDescriptor } from '@vault/sdk';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../http/files.js';
 import { importPlugin, type PluginModule } from '../plugins.js';
@@ -23,6 +24,22 @@ export const PASSPHRASE_FILE = 'operator.json';
 export const RECEIPT_KEY_FILE = 'receipt.key';
 export const STORE_DIR = 'store';
 export const LOCK_FILE = 'serve.lock';
+/**
+ * Written the first time this state directory runs under governance: from then on a state.json
+ * without its governance section (or with one re-added as if fresh) is a hand edit, refused at
+ * start-up as at reload, not a control plane that was never governed.
+ */
+export const GOVERNED_MARKER = 'governed';
+
+/** Whether the control plane in `stateDir` has run under governance (GOVERNED_MARKER). */
+export function governedBefore(stateDir: string): boolean {
+  return existsSync(join(stateDir, GOVERNED_MARKER));
+}
+
+/** Records that `stateDir` runs under governance (once; see GOVERNED_MARKER). */
+export function markGoverned(stateDir: string): void {
+  if (!governedBefore(stateDir)) writeFileAtomic(join(stateDir, GOVERNED_MARKER), 'this control plane runs under governance: state.json keeps its governance section\n', 0o600);
+}
 
 export interface ControlPlaneOptions {
   stateDir: string;
@@ -245,7 +262,7 @@ export class Core {
     this.writer.assertWritable();
     return this.stateLock.run(STATE_FILE, async () => {
       // Under governance a hand edit of a governed section is refused, naming it (admitGoverned).
-      const admitted = admitGoverned(readStateFile(join(this.stateDir, STATE_FILE)), this.state);
+      const admitted = admitGoverned(readStateFile(join(this.stateDir, STATE_FILE)), this.state, this.state.governance !== undefined || governedBefore(this.stateDir));
       const encoded = admitted.sealed ? encodeState(admitted.state) : null;
       const next = encoded ? encoded.state : admitted.state;
       let loaded = this.#loaded;
@@ -259,6 +276,7 @@ export class Core {
         this.writeState(encoded);
         this.log({ event: 'governance_sealed', version: encoded.state.governance?.policy.version ?? 0 });
       }
+      if (next.governance) markGoverned(this.stateDir);
       this.#state = next;
       this.#loaded = loaded;
       this.#drivers = registry;

@@ -28,6 +28,7 @@ import {
   type ReceiptRecord,
   type SignerClient,
 } from '@vault/sdk';
+import { SIGN_BODY_LIMIT } from '../signer/app.js';
 import type { Core } from './core.js';
 import { STATE_FILE } from './core.js';
 import { signerClient, signerServices } from './signers.js';
@@ -35,6 +36,14 @@ import { encodeSealed, MAX_STORED_CHANGES, type Device, type StateFile, type Sto
 import { CreateWebhookRequestSchema } from './openapi.js';
 import type { WebhookEndpoint } from './webhooks/config.js';
 import type { Webhooks } from './webhooks/service.js';
+
+/**
+ * Largest change set POST /changes takes, as compact JSON: what is left of a signer's body limit
+ * once the push carries its approvals (at most MAX_CHANGE_APPROVALS of under 512 bytes each). A
+ * larger one could be applied here and then never reach a signer, which is not asked to sign
+ * until it is at this version.
+ */
+export const MAX_PROPOSED_CHANGE_BYTES = SIGN_BODY_LIMIT - 64 * 1024;
 
 /** How long a signer's report of its governance version stands before the next sign request asks again. */
 export const GOVERNANCE_ACK_SECONDS = 60;
@@ -195,6 +204,8 @@ export class Changes {
     this.#gov();
     const now = this.#core.now();
     const change = proposal(raw, proposedBy, now);
+    const size = Buffer.byteLength(JSON.stringify(change), 'utf8');
+    if (size > MAX_PROPOSED_CHANGE_BYTES) throw new ValidationError('change', [{ path: '', message: `${size} bytes as JSON; at most ${MAX_PROPOSED_CHANGE_BYTES}, so that its push with the admins' approvals fits a signer's body limit` }]);
     // Webhook URLs are checked outside the state lock (a name lookup may take a moment).
     for (const [i, op] of change.ops.entries()) {
       if (op.op !== 'set_webhook') continue;
@@ -213,9 +224,15 @@ export class Changes {
       const id = changeSetId(digest);
       const known = g.changes.find((c) => c.id === id);
       if (known) return { ok: true, change: known };
-      if (g.changes.length >= MAX_STORED_CHANGES) throw new RefusedError(`at most ${MAX_STORED_CHANGES} change sets are kept`, { data: { reason: 'too_many_changes' } });
+      let kept = g.changes;
+      // Full: the change sets that can never apply (vetoed, or based on an older version) go
+      // first, their receipts staying in the chain. Otherwise years of them, or a flood of
+      // proposals from one admin session, would freeze governance for good; as it is, one
+      // admin rejection makes room.
+      if (kept.length >= MAX_STORED_CHANGES) kept = kept.filter((c) => c.status === 'applied' || (c.status === 'pending' && c.change.base_version === g.policy.version));
+      if (kept.length >= MAX_STORED_CHANGES) throw new RefusedError(`at most ${MAX_STORED_CHANGES} change sets are kept`, { data: { reason: 'too_many_changes' } });
       const stored: StoredChange = { id, digest, change, approvals: [], status: 'pending', proposed_at: now };
-      const next = encodeSealed({ ...this.#core.state, governance: { ...g, changes: [...g.changes, stored] } });
+      const next = encodeSealed({ ...this.#core.state, governance: { ...g, changes: [...kept, stored] } });
       const receipt = this.#core.writer.draftReceipt('change.proposed', { id, digest, base_version: change.base_version, ops: change.ops.map((o) => o.op), proposed_by: change.proposed_by });
       await this.#core.writer.appendReceipt(receipt);
       this.#core.writeState(next);

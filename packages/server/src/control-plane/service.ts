@@ -43,7 +43,9 @@ import {
   buildRegistry,
   checkStateAgainstDrivers,
   Core,
+  governedBefore,
   loadDrivers,
+  markGoverned,
   LOCK_FILE,
   PASSPHRASE_FILE,
   RECEIPT_KEY_FILE,
@@ -149,7 +151,7 @@ export class ControlPlane {
       throw new ValidationError('state', [{ path: '', message: `${statePath} does not exist; run vault-control-plane init --state-dir ${dir}` }]);
     }
     // Under governance a hand edit of a governed section is refused here too, naming it.
-    const admitted = admitGoverned(readStateFile(statePath), null);
+    const admitted = admitGoverned(readStateFile(statePath), null, governedBefore(dir));
     const encoded = admitted.sealed ? encodeState(admitted.state) : null;
     const state = encoded ? encoded.state : admitted.state;
     const passphrase = parseWith(PassphraseFileSchema, JSON.parse(readSecretFile(join(dir, PASSPHRASE_FILE))), 'operator.json');
@@ -182,6 +184,14 @@ export class ControlPlane {
         throw e;
       }
       core.log({ event: 'governance_sealed', version: state.governance?.policy.version ?? 0 });
+    }
+    if (state.governance) {
+      try {
+        markGoverned(dir);
+      } catch (e) {
+        await cp.close();
+        throw e;
+      }
     }
     try {
       cp.webhooks.checkSecrets();

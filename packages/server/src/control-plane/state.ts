@@ -391,18 +391,19 @@ export function encodeSealed(state: StateFile): { text: string; state: StateFile
 
 /**
  * Judges a state.json read at start-up (`running` null) or on POST /admin/reload (`running` the
- * state in force) under governance (issue #23). Without a governance section (and none running)
- * it is taken as it is. The first time a governance section is seen (no digests, version 0, no
- * change set proposed, none running) its digests are recorded: `sealed` says the caller must write
- * the file back. Otherwise each governed section must match the digest recorded when the control
+ * state in force) under governance (issue #23). `governedBefore`: this state directory ran under
+ * governance (one running, or its GOVERNED_MARKER at start-up). Without a governance section, and
+ * never governed before, it is taken as it is. The first time a governance section is seen (no
+ * digests, version 0, no change set proposed, never governed before) its digests are recorded:
+ * `sealed` says the caller must write the file back. Otherwise each governed section must match the digest recorded when the control
  * plane last wrote it; a hand edit is a ValidationError naming every section that differs. The
  * digests stop a hand edit slipping in, not a host-level attacker (who can recompute them): the
  * signers' own admin policy is the protection there.
  */
-export function admitGoverned(next: StateFile, running: StateFile | null): { state: StateFile; sealed: boolean } {
+export function admitGoverned(next: StateFile, running: StateFile | null, governedBefore = running?.governance !== undefined): { state: StateFile; sealed: boolean } {
   const gov = next.governance;
   if (!gov) {
-    if (running?.governance) {
+    if (governedBefore) {
       throw new ValidationError('state', [{ path: 'governance', message: 'the governance section was removed: an admin policy in force is changed only by a change set (set_admin_policy), never by editing state.json' }], { data: { reason: 'governed_section_edited', sections: ['governance'] } });
     }
     return { state: next, sealed: false };
@@ -410,7 +411,7 @@ export function admitGoverned(next: StateFile, running: StateFile | null): { sta
   const recorded = gov.digests;
   if (!recorded) {
     // Any change set at all (even a pending one) means this control plane already ran under it.
-    const fresh = gov.policy.version === 0 && gov.changes.length === 0 && !running?.governance;
+    const fresh = gov.policy.version === 0 && gov.changes.length === 0 && !governedBefore;
     if (!fresh) {
       throw new ValidationError('state', [{ path: 'governance.digests', message: 'missing: the digests of the governed sections were removed from a governance section in use; restore state.json as the control plane wrote it' }], { data: { reason: 'governed_section_edited', sections: ['governance'] } });
     }

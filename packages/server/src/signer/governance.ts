@@ -10,10 +10,10 @@
  * the approvals that carried it before the reply, and the version only moves forward: a replayed
  * or older change set is refused, and a restart on an older trust file replays the journal.
  */
-import { checkChangeSet, type ChangeSetRefusal, type GovernancePush } from '@vault/sdk';
+import { checkChangeSet, InternalError, type ChangeSetRefusal, type GovernancePush } from '@vault/sdk';
 import { serialised, type SignerDeps } from './sign.js';
 import type { SignerState } from './state.js';
-import { parseTrust, trustAfterChange, type Trust } from './trust.js';
+import { trustAfterChange, type Trust } from './trust.js';
 
 export type GovernanceOutcome =
   | { ok: true; version: number; digest: string; ready_at: number; receipt_head: string }
@@ -63,6 +63,11 @@ export async function applyChangeSet(push: GovernancePush, deps: Pick<SignerDeps
  * holds past the file's governance version, in order. A trust file older than the journal never
  * rolls the signer back; one the operator moved past the journal (a higher version) stands.
  *
+ * Each change set is judged again, as when it was pushed (checkChangeSet at the time it was
+ * applied), against the admin policy it was applied under: the trust file's, then the one each
+ * verified change set leaves. A journal's events are not what its receipts hash, so one written in
+ * by hand (or under an admin policy the trust file no longer has) stops the start, naming it.
+ *
  * @example
  * deps.trust = replayGovernance(loadTrust(path), state)
  */
@@ -71,10 +76,14 @@ export function replayGovernance(trust: Trust, state: SignerState): Trust {
   let out = trust;
   for (const e of state.governedChanges()) {
     if (e.version <= from) continue;
-    const applied = trustAfterChange(out.governance ? out : { ...out, governance: { ...e.governance, version: e.version - 1 } }, e.change, e.ready_at);
-    // The journal's record of the governance it left wins over one re-derived from the file: an
-    // operator who edited or dropped `governance` without moving its version changes nothing.
-    out = parseTrust({ ...applied.file, governance: e.governance });
+    const base = out.governance;
+    if (base === undefined || base.version !== e.version - 1) {
+      throw new InternalError(`journal: change set version ${e.version} (${e.digest}) was taken on under an admin policy at version ${e.version - 1}, which the trust file does not hold (it is at ${base?.version ?? 'no admin policy'}): restore its governance section`);
+    }
+    const check = checkChangeSet(base, e.change, e.approvals, e.at);
+    if (!check.ok) throw new InternalError(`journal: change set version ${e.version} (${e.digest}) does not verify against the admin policy of version ${base.version}: ${check.reason}: ${check.message}`);
+    if (check.digest !== e.digest || check.ready_at !== e.ready_at) throw new InternalError(`journal: change set version ${e.version} is recorded with another digest or ready_at than its change set and approvals give`);
+    out = trustAfterChange(out, check.change, check.ready_at);
   }
   return out;
 }

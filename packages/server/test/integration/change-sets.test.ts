@@ -5,12 +5,16 @@
  * /changes/{id}/approve; the change applies atomically, reaches the signer live (no restart), an
  * approval given before no longer counts on either side, and two fresh ones get the signature.
  */
-import { changeSetDigest, policyDigest, signChangeApproval, type AdminPolicy, type ChangeSet, type PolicySet } from '@vault/sdk';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { changeSetDigest, changeSetId, policyDigest, signChangeApproval, type AdminPolicy, type ChangeSet, type PolicySet } from '@vault/sdk';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { adminMain } from '../../src/control-plane/admin-cli.js';
+import { MAX_PROPOSED_CHANGE_BYTES } from '../../src/control-plane/governance.js';
+import { CHANGE_BODY_LIMIT } from '../../src/control-plane/app.js';
+import { encodeSealed, MAX_STORED_CHANGES, parseState, type StoredChange } from '../../src/control-plane/state.js';
 import { approver } from '../signer/helpers.js';
 import { approvalPolicy, OPERATOR, setupRig, type Rig } from './rig.js';
 
@@ -185,6 +189,93 @@ describe('change sets: control plane and signer', () => {
       expect(second).toMatchObject({ code: 0, out: { result: { status: 'applied', version: 1 } } });
       expect((await r.signer.governance()).version).toBe(1);
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('attack: a change set the control plane takes but no signer can, once applied', async () => {
+    const r = (rig = await setupRig(approvalPolicy, undefined, { governance }));
+    const wallet = r.w.wallet.wallet;
+    // Under the control plane's body limit, but with the admins' approvals the push to a signer
+    // would be over the signer's: once applied, no signer could be brought to the version again.
+    const address = (i: number) => `r${String(i).padStart(8, '0')}${'x'.repeat(230)}`;
+    const blocked = (n: number) => ({ ...raised(wallet), rules: [...raised(wallet).rules, { rule: 'destination_blocklist', addresses: Array.from({ length: n }, (_, i) => address(i)) }] });
+    const body = (n: number) => ({ base_version: 0, ops: [{ op: 'set_policy', policy: blocked(n) }] });
+    const most = (limit: number) => {
+      let n = 1;
+      while (JSON.stringify(body(n * 2)).length < limit) n *= 2;
+      while (JSON.stringify(body(n + 1)).length < limit) n += 1;
+      return n;
+    };
+    const tooLarge = await call(r, 'POST', '/changes', body(most(CHANGE_BODY_LIMIT - 512)));
+    expect(tooLarge.status).toBe(400);
+    expect(JSON.stringify(tooLarge.body)).toMatch(/invalid change: .*bytes as JSON; at most/);
+    expect((await call(r, 'GET', '/changes')).body.changes).toEqual([]);
+    // The largest one taken still reaches the signer with its approvals.
+    const proposed = await call(r, 'POST', '/changes', body(most(MAX_PROPOSED_CHANGE_BYTES - 1024)));
+    expect(proposed.status).toBe(201);
+    const change = proposed.body.change as ChangeSet;
+    await call(r, 'POST', `/changes/${proposed.body.id}/approve`, adminVerdict(r, admins[0]!, change));
+    const applied = await call(r, 'POST', `/changes/${proposed.body.id}/approve`, adminVerdict(r, admins[1]!, change));
+    expect(applied).toMatchObject({ status: 200, body: { status: 'applied', signers: [{ signer: 'signer-A', ok: true }] } });
+    expect((await r.signer.governance()).version).toBe(1);
+  });
+
+  it('attack: change sets proposed until the store is full freeze governance for good', async () => {
+    const r = (rig = await setupRig(approvalPolicy, undefined, { governance }));
+    // What MAX_STORED_CHANGES proposals by a hostile admin session leave (written directly: thousands
+    // of POSTs would only be slower): every slot held by a pending change set nobody will approve.
+    const junk = (i: number): StoredChange => {
+      const change: ChangeSet = { base_version: 0, ops: [{ op: 'set_device_role', device: 'alice', role: 'viewer' }], proposed_by: 'apikey:mallory', created_at: r.w.clock.now, note: `junk ${i}` };
+      const digest = changeSetDigest(change);
+      return { id: changeSetId(digest), digest, change, approvals: [], status: 'pending', proposed_at: r.w.clock.now };
+    };
+    const path = join(r.stateDir, 'state.json');
+    const state = parseState(readFileSync(path, 'utf8'));
+    const flood = Array.from({ length: MAX_STORED_CHANGES }, (_, i) => junk(i));
+    writeFileSync(path, encodeSealed({ ...state, governance: { ...state.governance!, changes: flood } }).text);
+    await r.restartControlPlane();
+    const legit = { base_version: 0, ops: [{ op: 'set_policy', policy: raised(r.w.wallet.wallet) }] };
+    expect(await call(r, 'POST', '/changes', legit)).toMatchObject({ status: 403, body: { error: { data: { reason: 'too_many_changes' } } } });
+    // One admin rejection is enough to make room: a vetoed change set can never apply.
+    const victim = flood[0]!;
+    expect(await call(r, 'POST', `/changes/${victim.id}/approve`, adminVerdict(r, admins[2]!, victim.change, 'reject'))).toMatchObject({ status: 200, body: { status: 'vetoed' } });
+    const proposed = await call(r, 'POST', '/changes', legit);
+    expect(proposed.status, JSON.stringify(proposed.body)).toBe(201);
+    expect((await call(r, 'GET', `/changes/${victim.id}`)).status).toBe(404);
+    const change = proposed.body.change as ChangeSet;
+    await call(r, 'POST', `/changes/${proposed.body.id}/approve`, adminVerdict(r, admins[0]!, change));
+    expect(await call(r, 'POST', `/changes/${proposed.body.id}/approve`, adminVerdict(r, admins[1]!, change))).toMatchObject({ status: 200, body: { status: 'applied', version: 1 } });
+    // The flood is stale now (based on version 0): the next proposal drops it, the applied change stays.
+    const next = await call(r, 'POST', '/changes', { base_version: 1, ops: [{ op: 'set_device_role', device: 'bob', role: 'approver' }] });
+    expect(next.status, JSON.stringify(next.body)).toBe(201);
+    const listed = (await call(r, 'GET', '/changes')).body.changes as { id: string; status: string }[];
+    expect(listed.map((c) => c.status)).toEqual(['applied', 'pending']);
+  });
+
+  it('attack: a compromised control plane shows `change approve` another change set under the id the admin names', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vault-admin-cli-'));
+    // The control plane answers GET /changes/{id} with a change set of its own (one that adds its
+    // approver) under the id of the change the admin reviewed; it records what is posted back.
+    const reviewed: ChangeSet = { base_version: 0, ops: [{ op: 'set_device_role', device: 'dev_1', role: 'viewer' }], proposed_by: 'operator:ann', created_at: 1767225600 };
+    const swapped: ChangeSet = { ...reviewed, ops: [{ op: 'set_approver', id: 'mallory', public_key: admins[0]!.publicKeyHex, weight: 1 }] };
+    const posted: string[] = [];
+    const server = createServer((req, res) => {
+      if (req.method === 'POST') posted.push(req.url ?? '');
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(req.method === 'GET' ? { id: changeSetId(changeSetDigest(reviewed)), change: swapped } : { status: 'pending' }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+      let text = '';
+      await adminMain(['admin', 'keygen', '--id', 'ann', '--out', join(dir, 'ann.key')], () => undefined);
+      const approving = adminMain(['change', 'approve', changeSetId(changeSetDigest(reviewed)), '--key', join(dir, 'ann.key'), '--url', url], (t) => (text += t), { VAULT_SESSION_TOKEN: 'session' }, () => 1767225660);
+      await expect(approving).rejects.toThrow(/is not change chg_[0-9a-f]{32}/);
+      expect(posted).toEqual([]);
+      expect(text).toBe('');
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -145,6 +145,28 @@ describe('governance: no bypass of change sets', () => {
     await expect(r.restartControlPlane()).rejects.toThrow(/invalid state\.governance\.digests: missing/);
   });
 
+  it('attack: the governance section deleted by hand, then a restart', async () => {
+    const r = (rig = await setupRig(approvalPolicy, undefined, { governance }));
+    await applyChange(r, [{ op: 'set_asset', asset: { chain: 'memory:devnet', symbol: 'USD', decimals: 6, issuer: 'rIssuer' } }]);
+    await r.restartControlPlane();
+    const written = readFileSync(statePath(r), 'utf8');
+    // Without its governance section the file would be taken as one never governed: every
+    // direct route open again and hand edits reloaded, as before issue #23.
+    editState(r, (s) => {
+      delete s.governance;
+      EDITS.devices(s, r);
+    });
+    await expect(r.restartControlPlane()).rejects.toThrow(/invalid state\.governance: the governance section was removed/);
+    // Nor as a fresh one: the admin policy re-added at version 0 without its digests.
+    editState(r, (s) => {
+      s.governance = { policy: governance };
+    });
+    await expect(r.restartControlPlane()).rejects.toThrow(/invalid state\.governance\.digests: missing/);
+    writeFileSync(statePath(r), written);
+    await r.restartControlPlane();
+    expect((await call(r, 'GET', '/changes')).body.version).toBe(1);
+  });
+
   it('governance first set up by a reload records the digests; from then on a hand edit is refused', async () => {
     const r = (rig = await setupRig(approvalPolicy));
     // No governance: hand edits are reloaded as always.

@@ -160,6 +160,27 @@ describe('change sets at the signer', () => {
     await serve(replayGovernance(loadTrust(trustPath), w.state));
   });
 
+  it('attack: a change set written into the journal by hand, then a restart', async () => {
+    // Someone who can write the signer's journal but not its trust file appends a `governed` event
+    // to a line (events are not what the receipt hashes) granting mallory the admin policy and an
+    // approver, "approved" by mallory alone.
+    expect(await outcome(await fresh(['alice', 'bob']))).toBe('signed');
+    await server.close();
+    w.state.close();
+    const c = change({ ops: [{ op: 'set_approver', id: 'mallory', public_key: mallory.publicKeyHex, weight: 1 }, { op: 'set_admin_policy', quorum: { admins: [{ id: 'mallory', public_key: mallory.publicKeyHex, weight: 1 }], threshold: 1, delay_seconds: 0 } }] });
+    const approval = signChangeApproval({ admin_id: 'mallory', change: changeSetDigest(c), verdict: 'approve', at: w.clock.now - 30 }, mallory.secret);
+    const event = { t: 'governed', digest: changeSetDigest(c), version: 1, ready_at: w.clock.now - 30, change: c, approvals: [approval], governance: { admins: [{ id: 'mallory', public_key: mallory.publicKeyHex, weight: 1 }], threshold: 1, delay_seconds: 0, version: 1 }, at: w.clock.now };
+    const journal = join(w.stateDir, 'journal.jsonl');
+    const lines = readFileSync(journal, 'utf8').trimEnd().split('\n');
+    const last = JSON.parse(lines[lines.length - 1]!);
+    lines[lines.length - 1] = JSON.stringify({ ...last, events: [...last.events, event] });
+    writeFileSync(journal, `${lines.join('\n')}\n`);
+    w.reopen();
+    expect(w.state.governedChanges()).toHaveLength(1);
+    expect(() => replayGovernance(loadTrust(trustPath), w.state)).toThrow(/journal: change set version 1 .*does not verify.*unknown_admin/);
+    await serve(loadTrust(trustPath));
+  });
+
   it('attack: a forged admin signature', async () => {
     const c = change();
     const forged = { ...approve(admins[1]!, c), signature: approve(mallory, c).signature };
