@@ -375,7 +375,8 @@ describe('the approver app in Chromium', () => {
     expect(nodeVerify('sha256', signed, publicKey, der)).toBe(true);
 
     // The control plane verified the assertion (one SDK verifier at both services): recorded as strong.
-    await expect.poll(() => heading(page).textContent(), { timeout: 15_000 }).toBe('Approved');
+    // The app's notice rides along, so a refusal says why in the failure message.
+    await expect.poll(async () => `${await heading(page).textContent()} | notice: ${await page.textContent('#notice').catch(() => '')}`, { timeout: 30_000 }).toMatch(/^Approved \|/);
     const record = await op('GET', `/intent/${intent.body.intentId}`);
     expect(record.body.approvals.map((x) => [x.approver_id, x.strong_auth])).toEqual([[deviceId, true]]);
     await context.close();
