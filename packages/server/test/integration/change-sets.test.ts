@@ -5,7 +5,7 @@
  * /changes/{id}/approve; the change applies atomically, reaches the signer live (no restart), an
  * approval given before no longer counts on either side, and two fresh ones get the signature.
  */
-import { changeSetDigest, changeSetId, policyDigest, signChangeApproval, type AdminPolicy, type ChangeSet, type PolicySet } from '@vault/sdk';
+import { changeSetDigest, changeSetId, policyDigest, signChangeApproval, type ChangeSet, type PolicySet } from '@vault/sdk';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -15,26 +15,16 @@ import { adminMain } from '../../src/control-plane/admin-cli.js';
 import { MAX_PROPOSED_CHANGE_BYTES } from '../../src/control-plane/governance.js';
 import { CHANGE_BODY_LIMIT } from '../../src/control-plane/app.js';
 import { encodeSealed, MAX_STORED_CHANGES, parseState, type StoredChange } from '../../src/control-plane/state.js';
-import { approver } from '../signer/helpers.js';
+import { adminQuorum, call } from './governance.js';
 import { approvalPolicy, OPERATOR, setupRig, type Rig } from './rig.js';
 
-const admins = [approver('admin1', 21), approver('admin2', 22), approver('admin3', 23)];
-const governance: AdminPolicy = { admins: admins.map((a) => ({ id: a.id, public_key: a.publicKeyHex, weight: 1 })), threshold: 2, delay_seconds: 0, version: 0 };
+const { admins, governance } = adminQuorum(21);
 
 let rig: Rig | undefined;
 afterEach(async () => {
   await rig?.close();
   rig = undefined;
 });
-
-async function call(r: Rig, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${r.cp.baseUrl}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${r.cp.getToken()}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: res.status, body: await res.json().catch(() => null) };
-}
 
 const raised = (wallet: string): PolicySet => {
   const p = approvalPolicy(wallet);

@@ -4,44 +4,20 @@
  * as POST /devices/{id}/revoke does. The control plane on a real socket, the real signer app with
  * the same admin quorum.
  */
-import { changeSetDigest, deviceSessionMessage, generateEd25519KeyPair, signChangeApproval, signEd25519, toHex, type AdminPolicy, type ChangeSet } from '@vault/sdk';
+import { deviceSessionMessage, generateEd25519KeyPair, signEd25519, toHex } from '@vault/sdk';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { approver } from '../signer/helpers.js';
+import { adminQuorum, applyChange, call } from './governance.js';
 import { approvalPolicy, setupRig, type Rig } from './rig.js';
 
-const admins = [approver('admin1', 31), approver('admin2', 32), approver('admin3', 33)];
-const governance: AdminPolicy = { admins: admins.map((a) => ({ id: a.id, public_key: a.publicKeyHex, weight: 1 })), threshold: 2, delay_seconds: 0, version: 0 };
+const { admins, governance } = adminQuorum(31);
 
 let rig: Rig | undefined;
 afterEach(async () => {
   await rig?.close();
   rig = undefined;
 });
-
-async function call(r: Rig, method: string, path: string, body?: unknown, token: string | null | undefined = r.cp.getToken()): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${r.cp.baseUrl}${path}`, {
-    method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: res.status, body: await res.json().catch(() => null) };
-}
-
-/** Proposes a change set and has two of the three admins approve it (it applies: no delay). */
-async function applyChange(r: Rig, ops: unknown[]): Promise<void> {
-  const version = (await call(r, 'GET', '/changes')).body.version as number;
-  const proposed = await call(r, 'POST', '/changes', { base_version: version, ops });
-  expect(proposed.status, JSON.stringify(proposed.body)).toBe(201);
-  const change = proposed.body.change as ChangeSet;
-  let out: any;
-  for (const a of admins.slice(0, 2)) {
-    out = await call(r, 'POST', `/changes/${proposed.body.id}/approve`, signChangeApproval({ admin_id: a.id, change: changeSetDigest(change), verdict: 'approve', at: r.w.clock.now - 30 }, a.secret));
-    expect(out.status, JSON.stringify(out.body)).toBe(200);
-  }
-  expect(out.body).toMatchObject({ status: 'applied' });
-}
 
 /** A device session token, proved with the device's own key (POST /device/challenge, /device/session). */
 async function signIn(r: Rig, id: string, secretKey: Uint8Array): Promise<string> {
@@ -119,7 +95,7 @@ describe('device sessions under change sets', () => {
     const before = await call(r, 'POST', '/intent', { wallet, destination: r.w.destination, amount: '1000' }, token);
     expect(before.status, JSON.stringify(before.body)).toBe(200);
 
-    await applyChange(r, [{ op: 'set_device_role', device: 'ian', role: 'viewer' }]);
+    await applyChange(r, admins, [{ op: 'set_device_role', device: 'ian', role: 'viewer' }]);
     // The session was opened as an initiator; the device is a viewer now: it must sign in again.
     const after = await call(r, 'POST', '/intent', { wallet, destination: r.w.destination, amount: '1001' }, token);
     expect(after.status).toBe(401);
@@ -136,7 +112,7 @@ describe('device sessions under change sets', () => {
     const token = await signIn(r, 'carol', carol.secret);
     expect((await call(r, 'GET', '/device/intents', undefined, token)).status).toBe(200);
 
-    await applyChange(r, [{ op: 'remove_approver', id: 'carol' }]);
+    await applyChange(r, admins, [{ op: 'remove_approver', id: 'carol' }]);
     // Revoked by the quorum as by POST /devices/{id}/revoke: its session ends, and it gets no new one.
     expect((await call(r, 'GET', '/device/intents', undefined, token)).status).toBe(401);
     expect((await call(r, 'POST', '/device/challenge', { device_id: 'carol' }, null)).status).toBe(401);
@@ -147,7 +123,7 @@ describe('device sessions under change sets', () => {
     const carol = r.w.approvers.find((a) => a.id === 'carol')!;
     const stolen = await signIn(r, 'carol', carol.secret);
     const replacement = generateEd25519KeyPair();
-    await applyChange(r, [{ op: 'set_approver', id: 'carol', public_key: replacement.publicKeyHex, weight: 1 }]);
+    await applyChange(r, admins, [{ op: 'set_approver', id: 'carol', public_key: replacement.publicKeyHex, weight: 1 }]);
     // The session was proved with the key the quorum just replaced.
     expect((await call(r, 'GET', '/device/intents', undefined, stolen)).status).toBe(401);
     // The new key signs in; a stale token presented after that does not end the new session.

@@ -5,33 +5,23 @@
  * gives it its role, and carries a set_approver op's passkey so it counts as strong here as at the
  * signer. The control plane on a real socket, the real signer app with the same admin quorum.
  */
-import { changeSetDigest, fromHex, generateEd25519KeyPair, signApproval, signChangeApproval, signEd25519, toHex, ValidationError, type AdminPolicy, type ChangeSet, type SignedApproval } from '@vault/sdk';
+import { fromHex, generateEd25519KeyPair, signApproval, signEd25519, toHex, ValidationError, type SignedApproval } from '@vault/sdk';
 import { createSoftwarePasskey } from '@vault/sdk/testing';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { governedDigests, GOVERNED_SECTIONS, parseState } from '../../src/control-plane/state.js';
 import { expectError } from '../control-plane/helpers.js';
-import { approver } from '../signer/helpers.js';
+import { adminQuorum, applyChange, call } from './governance.js';
 import { approvalPolicy, setupRig, type Rig } from './rig.js';
 
-const admins = [approver('admin1', 31), approver('admin2', 32), approver('admin3', 33)];
-const governance: AdminPolicy = { admins: admins.map((a) => ({ id: a.id, public_key: a.publicKeyHex, weight: 1 })), threshold: 2, delay_seconds: 0, version: 0 };
+const { admins, governance } = adminQuorum(31);
 
 let rig: Rig | undefined;
 afterEach(async () => {
   await rig?.close();
   rig = undefined;
 });
-
-async function call(r: Rig, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${r.cp.baseUrl}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${r.cp.getToken()}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: res.status, body: await res.json().catch(() => null) };
-}
 
 const statePath = (r: Rig) => join(r.stateDir, 'state.json');
 const readState = (r: Rig) => JSON.parse(readFileSync(statePath(r), 'utf8'));
@@ -40,21 +30,6 @@ function editState(r: Rig, edit: (s: any) => void): void {
   const s = readState(r);
   edit(s);
   writeFileSync(statePath(r), JSON.stringify(s, null, 2));
-}
-
-/** Proposes a change set and has two of the three admins approve it (it applies: no delay). */
-async function applyChange(r: Rig, ops: unknown[]): Promise<any> {
-  const version = (await call(r, 'GET', '/changes')).body.version as number;
-  const proposed = await call(r, 'POST', '/changes', { base_version: version, ops });
-  expect(proposed.status, JSON.stringify(proposed.body)).toBe(201);
-  const change = proposed.body.change as ChangeSet;
-  let out: any;
-  for (const a of admins.slice(0, 2)) {
-    out = await call(r, 'POST', `/changes/${proposed.body.id}/approve`, signChangeApproval({ admin_id: a.id, change: changeSetDigest(change), verdict: 'approve', at: r.w.clock.now - 30 }, a.secret));
-    expect(out.status, JSON.stringify(out.body)).toBe(200);
-  }
-  expect(out.body).toMatchObject({ status: 'applied' });
-  return out.body;
 }
 
 /** One hand edit per governed section: each an attack a change set exists to stop. */
@@ -126,7 +101,7 @@ describe('governance: no bypass of change sets', () => {
     const r = (rig = await setupRig(approvalPolicy, undefined, { governance }));
     const before = readState(r).governance.digests;
     // What a change set changes is recorded: a reload and a restart take the file it wrote.
-    await applyChange(r, [{ op: 'set_asset', asset: { chain: 'memory:devnet', symbol: 'USD', decimals: 6, issuer: 'rIssuer' } }]);
+    await applyChange(r, admins, [{ op: 'set_asset', asset: { chain: 'memory:devnet', symbol: 'USD', decimals: 6, issuer: 'rIssuer' } }]);
     const after = readState(r).governance.digests;
     expect(after.assets).not.toBe(before.assets);
     expect(after.governance).not.toBe(before.governance);
@@ -147,7 +122,7 @@ describe('governance: no bypass of change sets', () => {
 
   it('attack: the governance section deleted by hand, then a restart', async () => {
     const r = (rig = await setupRig(approvalPolicy, undefined, { governance }));
-    await applyChange(r, [{ op: 'set_asset', asset: { chain: 'memory:devnet', symbol: 'USD', decimals: 6, issuer: 'rIssuer' } }]);
+    await applyChange(r, admins, [{ op: 'set_asset', asset: { chain: 'memory:devnet', symbol: 'USD', decimals: 6, issuer: 'rIssuer' } }]);
     await r.restartControlPlane();
     const written = readFileSync(statePath(r), 'utf8');
     // Without its governance section the file would be taken as one never governed: every
@@ -191,14 +166,14 @@ describe('governance: no bypass of change sets', () => {
     expect(direct.body.error.message).toMatch(/POST \/webhooks is closed under governance: propose a change set with a set_webhook op \(POST \/changes\)/);
     expect(readState(r).webhooks.endpoints).toEqual([]);
     // One added by change set cannot be removed directly either.
-    const applied = await applyChange(r, [{ op: 'set_webhook', url: 'https://93.184.215.14/hook' }]);
+    const applied = await applyChange(r, admins, [{ op: 'set_webhook', url: 'https://93.184.215.14/hook' }]);
     const id = applied.webhook_secrets[0].id as string;
     const removed = await call(r, 'DELETE', `/webhooks/${id}`);
     expect(removed.status).toBe(409);
     expect(removed.body.error.data).toMatchObject({ reason: 'governed', version: 1 });
     expect((await call(r, 'GET', '/webhooks')).body.webhooks.map((x: { id: string }) => x.id)).toEqual([id]);
     // The admin quorum removes it: out of the state, with its webhook.deleted receipt after change.applied.
-    await applyChange(r, [{ op: 'remove_webhook', id }]);
+    await applyChange(r, admins, [{ op: 'remove_webhook', id }]);
     expect((await call(r, 'GET', '/webhooks')).body.webhooks).toEqual([]);
     const events = (await call(r, 'GET', '/events?types=webhook.created,webhook.deleted,change.applied')).body.events.map((e: { type: string }) => e.type);
     expect(events).toEqual(['change.applied', 'webhook.created', 'change.applied', 'webhook.deleted']);
@@ -229,7 +204,7 @@ describe('governance: no bypass of change sets', () => {
     // The admin quorum gives it the role and a place in the policy: now it approves.
     const p = approvalPolicy(wallet);
     const policy = { ...p, version: 2, rules: p.rules.map((x) => (x.rule === 'approval_threshold' ? { ...x, approvers: [...x.approvers, { id, weight: 1 }] } : x)) };
-    await applyChange(r, [
+    await applyChange(r, admins, [
       { op: 'set_device_role', device: id, role: 'approver' },
       { op: 'set_policy', policy },
     ]);
@@ -249,7 +224,7 @@ describe('governance: no bypass of change sets', () => {
     const p = approvalPolicy(wallet);
     const policy = { ...p, version: 2, rules: p.rules.map((x) => (x.rule === 'approval_threshold' ? { ...x, approvers: [...x.approvers, { id: 'dave', weight: 1 }] } : x)) };
     const registered = { credential_id: passkey.credential_id, public_key: passkey.public_key, backup_eligible: false, rp_id: 'approve.example' };
-    await applyChange(r, [
+    await applyChange(r, admins, [
       { op: 'set_approver', id: 'dave', public_key: dave.publicKeyHex, weight: 1, passkey: { ...registered, origins: [origin] } },
       { op: 'set_policy', policy },
     ]);
@@ -268,7 +243,7 @@ describe('governance: no bypass of change sets', () => {
     const out = (await r.cp.execute(intentId)) as { signers: { signer: string; ok: boolean }[] };
     expect(out.signers.find((x) => x.signer === 'signer-A')).toMatchObject({ ok: true });
     // A later set_approver without a passkey drops it, as the signer's trust file does.
-    await applyChange(r, [{ op: 'set_approver', id: 'dave', public_key: dave.publicKeyHex, weight: 1 }]);
+    await applyChange(r, admins, [{ op: 'set_approver', id: 'dave', public_key: dave.publicKeyHex, weight: 1 }]);
     const again = ((await r.cp.devices()) as { devices: any[] }).devices.find((d) => d.id === 'dave');
     expect(again.passkey).toBeUndefined();
     expect(again.passkey_origins).toBeUndefined();
