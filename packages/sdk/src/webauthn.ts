@@ -78,6 +78,15 @@ export function passkeyChallenge(statement: ApprovalStatement): string {
   return createHash('sha256').update(approvalMessage(statement)).digest('base64url');
 }
 
+/** What verifyPasskeyAssertion checks: the assertion sent, the passkey registered, the approval it must be over, and where it may come from. */
+export interface PasskeyAssertionCheck {
+  assertion: unknown;
+  passkey: RegisteredPasskey;
+  statement: ApprovalStatement;
+  rp_id: string;
+  origins: readonly string[];
+}
+
 /**
  * Verifies a passkey assertion over an approval: clientData type `webauthn.get`, challenge equal to
  * passkeyChallenge(statement), origin allowed and not cross-origin, rpIdHash of `rp_id`, UP and UV
@@ -89,13 +98,7 @@ export function passkeyChallenge(statement: ApprovalStatement): string {
  * const check = verifyPasskeyAssertion({ assertion: approval.webauthn, passkey, statement: approval, rp_id: 'localhost', origins: ['http://localhost:8080'] })
  * if (!check.ok) console.log(check.reason, check.message)
  */
-export function verifyPasskeyAssertion(args: {
-  assertion: unknown;
-  passkey: RegisteredPasskey;
-  statement: ApprovalStatement;
-  rp_id: string;
-  origins: readonly string[];
-}): { ok: true; device_bound: boolean } | PasskeyFailure {
+export function verifyPasskeyAssertion(args: PasskeyAssertionCheck): { ok: true; device_bound: boolean } | PasskeyFailure {
   try {
     return verifyAssertion(args);
   } catch {
@@ -104,13 +107,7 @@ export function verifyPasskeyAssertion(args: {
   }
 }
 
-function verifyAssertion(args: {
-  assertion: unknown;
-  passkey: RegisteredPasskey;
-  statement: ApprovalStatement;
-  rp_id: string;
-  origins: readonly string[];
-}): { ok: true; device_bound: boolean } | PasskeyFailure {
+function verifyAssertion(args: PasskeyAssertionCheck): { ok: true; device_bound: boolean } | PasskeyFailure {
   const { assertion, passkey, statement, rp_id, origins } = args;
   if (typeof assertion !== 'object' || assertion === null) return fail('malformed', 'webauthn must be an object');
   const a = assertion as Record<string, unknown>;
