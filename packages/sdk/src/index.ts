@@ -52,3 +52,4 @@ export * from './policy/index.js';
 export * from './guards.js';
 export * from './driver/index.js';
 export * from './client/index.js';
+export * from './sql.js';

@@ -185,6 +185,32 @@ describe('checkpoint signatures (group commit)', () => {
     expect(verifyReceiptChain([...records.slice(0, 2), ...forgedTail], pub)).toMatchObject({ verified: false, problem: 'bad_signature', index: 4 });
   });
 
+  it('fence: a fencing token is hashed with the record and must be a positive integer', () => {
+    const plain = createReceipt(null, { at: 1767225600, kind: 'intent.created', intentId: id, body: {} }, key);
+    const fenced = createReceipt(null, { at: 1767225600, kind: 'intent.created', intentId: id, fence: 3, body: {} }, key);
+    expect(fenced.fence).toBe(3);
+    expect(fenced.hash).not.toBe(plain.hash);
+    expect(verifyReceiptChain([{ ...fenced, fence: 4 }], pub)).toMatchObject({ verified: false, problem: 'hash_mismatch' });
+    for (const bad of [0, -1, 1.5, Number.MAX_SAFE_INTEGER + 1]) {
+      expect(() => createReceipt(null, { at: 1, kind: 'k', fence: bad, body: {} }, key)).toThrow(/fence/);
+    }
+  });
+
+  it('fence_regressed: a writer that lost its lease cannot append after its successor unnoticed', () => {
+    const fenced = (prev: ReceiptRecord | null, fence: number | undefined): ReceiptRecord =>
+      createReceipt(prev, { at: 1767225600, kind: 'intent.created', intentId: id, ...(fence === undefined ? {} : { fence }), body: { fence } }, key);
+    const a = fenced(null, undefined);
+    const b = fenced(a, 1);
+    const c = fenced(b, 2);
+    const d = fenced(c, 2);
+    expect(verifyReceiptChain([a, b, c, d], pub).verified).toBe(true);
+    // The old writer (token 1) appends after the new one (token 2) wrote.
+    const stale = fenced(d, 1);
+    expect(verifyReceiptChain([a, b, c, d, stale], pub)).toMatchObject({ verified: false, problem: 'fence_regressed', index: 4, seq: 4 });
+    // Dropping the token once the chain is fenced is the same regression.
+    expect(verifyReceiptChain([a, b, fenced(b, undefined)], pub)).toMatchObject({ verified: false, problem: 'fence_regressed', index: 2 });
+  });
+
   it('stripping signatures from checkpoints before the head changes nothing a verifier relies on', () => {
     const records = checkpointed([2, 2, 2]).map((r, i, all) => (i === all.length - 1 ? r : (({ sig: _s, ...rest }) => rest)(r)));
     expect(verifyReceiptChain(records, pub).verified).toBe(true);

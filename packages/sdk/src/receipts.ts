@@ -1,7 +1,7 @@
 /**
  * @module receipts
  * The hash-chained, signed receipt log both services keep (DESIGN.md §6):
- * `{seq, at, kind, intentId?, actor?, body_digest, prev, hash, sig?}` with
+ * `{seq, at, kind, intentId?, actor?, fence?, body_digest, prev, hash, sig?}` with
  * `hash = sha256(JCS(record without hash and sig))`, `prev` the previous hash (64 zeros first),
  * and `sig` the service's ed25519 receipt key over the 32 hash bytes.
  *
@@ -32,16 +32,22 @@ export interface ReceiptInput {
    * the record. Records written before actors existed have none and hash exactly as they did.
    */
   actor?: string;
+  /**
+   * The fencing token of the writer's lease (a control plane on PostgreSQL, several instances, one
+   * writer at a time). Hashed with the record; it never goes down along a chain, so a writer that
+   * lost its lease cannot append after its successor unnoticed. Absent on a single-writer store.
+   */
+  fence?: number;
   /** Any JSON value; only its digest enters the chain. */
   body: unknown;
 }
 
 /** `sha256(JCS(record without hash and sig))`. */
 export function receiptHash(record: Omit<ReceiptRecord, 'hash' | 'sig'>): string {
-  const { seq, at, kind, intentId, actor, body_digest, prev } = record;
-  // Listed in RFC 8785 order, so canonicalize serialises it on its fast path. An absent actor is
-  // omitted (as an absent intentId is), so a record from before actors hashes as it always did.
-  return sha256Hex(canonicalize({ actor, at, body_digest, intentId, kind, prev, seq }));
+  const { seq, at, kind, intentId, actor, fence, body_digest, prev } = record;
+  // Listed in RFC 8785 order, so canonicalize serialises it on its fast path. An absent actor or
+  // fence is omitted (as an absent intentId is), so an older record hashes as it always did.
+  return sha256Hex(canonicalize({ actor, at, body_digest, fence, intentId, kind, prev, seq }));
 }
 
 /** Signs the 32 hash bytes of a receipt: a 32-byte ed25519 secret key, or a signing function (HSM, prepared key). */
@@ -77,6 +83,10 @@ export function createReceipt(
     if (typeof input.actor !== 'string' || !ACTOR_RE.test(input.actor)) throw new ValidationError('receipt', [{ path: 'actor', message: 'must be operator:<name>, device:<id>, apikey:<id> or system' }]);
     unsigned.actor = input.actor;
   }
+  if (input.fence !== undefined) {
+    if (!Number.isSafeInteger(input.fence) || input.fence < 1) throw new ValidationError('receipt', [{ path: 'fence', message: 'must be a positive integer' }]);
+    unsigned.fence = input.fence;
+  }
   if (typeof input.kind !== 'string' || input.kind.length === 0 || input.kind.length > 64) {
     throw new ValidationError('receipt', [{ path: 'kind', message: 'must be 1-64 characters' }]);
   }
@@ -99,6 +109,7 @@ export type ReceiptProblem =
   | 'hash_mismatch'
   | 'bad_signature'
   | 'unsigned_head'
+  | 'fence_regressed'
   | 'length_mismatch'
   | 'head_mismatch';
 
@@ -113,6 +124,9 @@ export type ReceiptChainCheck =
  * carry one (`unsigned_head`): it vouches for the unsigned records before it. A truncated tail
  * is caught only against an anchored head or length (`expect`), which the services keep outside
  * the log. The first failure is located.
+ *
+ * Fencing tokens never go down: once a record carries `fence`, every later one carries one at
+ * least as high (`fence_regressed`), so a writer that kept writing after losing its lease shows.
  *
  * `expect.openEnd: true` checks a slice that may stop inside a commit (a page of /ledger/recent
  * read oldest first): its last record may then be unsigned, and only the full chain proves it.
@@ -129,6 +143,7 @@ export function verifyReceiptChain(
   const key = typeof publicKey === 'string' ? fromHex(publicKey, 'publicKey', 32) : publicKey;
   let prev = expect.startPrev ?? GENESIS_PREV;
   let seq = expect.startSeq ?? 0;
+  let fence = 0;
   const fail = (problem: ReceiptProblem, index: number, rseq: number | null, message: string): ReceiptChainCheck => ({
     verified: false,
     receipts: records.length,
@@ -152,6 +167,10 @@ export function verifyReceiptChain(
     if (r.sig === undefined && i === records.length - 1 && expect.openEnd !== true) {
       return fail('unsigned_head', i, r.seq, `receipt seq ${r.seq} ends the chain without a signature: nothing vouches for it or the unsigned records before it`);
     }
+    if (r.fence !== undefined ? r.fence < fence : fence > 0) {
+      return fail('fence_regressed', i, r.seq, `receipt seq ${r.seq} has fencing token ${r.fence ?? 'none'} after ${fence}: written by a writer that had lost its lease`);
+    }
+    fence = r.fence ?? 0;
     prev = r.hash;
     seq += 1;
   }

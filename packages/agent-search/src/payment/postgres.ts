@@ -15,24 +15,11 @@
  *
  * `pg` is loaded only when this module is used.
  */
-// Our own minimal shapes of a pg Pool and client: the published declarations then need no @types/pg.
-/** What these functions need of a `pg` Pool, Client or PoolClient. */
-export interface SqlQueryable {
-  query(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }>;
-}
-/** What `migrate` needs of a `pg` Pool: one connection for the migration transaction. */
-export interface SqlPool extends SqlQueryable {
-  connect(): Promise<SqlQueryable & { release(): void }>;
-  end(): Promise<void>;
-}
+import { applyMigrations, type Migration, type SqlPool, type SqlQueryable } from '@vault/sdk';
 import type { ChargeLog, ChargeRecord } from './charge-log.js';
 import type { AuthorizationStore, ClaimResult } from './idempotency.js';
 
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
+export type { Migration, SqlPool, SqlQueryable };
 
 /** The agent-search schema, in order. Append only: an applied migration is never edited. */
 export const MIGRATIONS: readonly Migration[] = [
@@ -71,35 +58,11 @@ export const MIGRATIONS: readonly Migration[] = [
 const MIGRATION_LOCK = 0x78343032;
 
 /**
- * Applies the migrations not yet recorded, each in the same transaction as its record. Returns the
- * versions applied now (empty when the schema was current).
+ * Applies the migrations not yet recorded (the SDK's runner), each in the same transaction as its
+ * record, in `x402_schema_migrations`. Returns the versions applied now (empty when current).
  */
-export async function migrate(pool: SqlPool, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-    await client.query('CREATE TABLE IF NOT EXISTS x402_schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)');
-    const done = new Set((await client.query('SELECT version FROM x402_schema_migrations')).rows.map((r) => r['version'] as number));
-    const known = new Set(migrations.map((m) => m.version));
-    const unknown = [...done].filter((v) => !known.has(v));
-    // A database migrated by a newer release: refuse rather than run against a schema we do not know.
-    if (unknown.length > 0) throw new Error(`the database has agent-search migrations this release does not know (${unknown.join(', ')}); upgrade`);
-    const applied: number[] = [];
-    for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
-      if (done.has(m.version)) continue;
-      await client.query(m.sql);
-      await client.query('INSERT INTO x402_schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [m.version, m.name, Math.floor(Date.now() / 1000)]);
-      applied.push(m.version);
-    }
-    await client.query('COMMIT');
-    return applied;
-  } catch (e) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw e;
-  } finally {
-    client.release();
-  }
+export function migrate(pool: SqlPool, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
+  return applyMigrations(pool, { product: 'agent-search', table: 'x402_schema_migrations', lockKey: MIGRATION_LOCK, migrations });
 }
 
 export interface PostgresPaymentsOptions {

@@ -129,6 +129,8 @@ export const ReceiptRecordSchema = z.strictObject({
   intentId: IntentIdSchema.optional(),
   /** Who did it (ACTOR_RE); absent on records written before actors existed. Hashed when present. */
   actor: z.string().max(140).regex(ACTOR_RE, 'actor must be operator:<name>, device:<id>, apikey:<id> or system').optional(),
+  /** The writer's fencing token (control plane on PostgreSQL); absent on a single-writer store. Hashed when present. */
+  fence: integer().min(1).optional(),
   body_digest: DigestSchema,
   prev: DigestSchema,
   hash: DigestSchema,

