@@ -166,7 +166,7 @@ export function createControlPlaneApp(cp: ControlPlane, options: ControlPlaneApp
   // -------------------------------------------------------------- no session
   app.get('/health', (c) => c.json(cp.health()));
   app.get('/openapi.json', (c) => c.json(openApiDocument()));
-  app.get('/ready', (c) => readyResponse(c, 'vault-control-plane', controlPlaneReadiness(cp)));
+  app.get('/ready', (c) => readyResponse(c, 'vault-control-plane', controlPlaneReadiness(cp, c.req.query('role') === 'writer')));
   app.get('/metrics', metricsHandler(metrics.registry, options.metricsToken));
   // The browser apps: static files, no session; the console (/app/console/) unlocks with a
   // passphrase, the approver app (/app/) signs in as its device. The console first: /app/{file}

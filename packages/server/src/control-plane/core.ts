@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { writeFileAtomic } from '../http/files.js';
 import { importPlugin, type PluginModule } from '../plugins.js';
 import type { ReceiptSigner } from './secrets.js';
-import { admitGoverned, canonicalJson, encodeState, readStateFile, type DriverEntry, type StateFile, type WebAuthnSettings } from './state.js';
+import { admitGoverned, canonicalJson, encodeState, parseState, readStateText, type DriverEntry, type StateFile, type WebAuthnSettings } from './state.js';
 import type { IntentStore } from './store.js';
 import type { EventFeed } from './webhooks/feed.js';
 import type { Resolver } from './webhooks/send.js';
@@ -284,7 +284,8 @@ export class Core {
     this.writer.assertWritable();
     return this.stateLock.run(STATE_FILE, async () => {
       // Under governance a hand edit of a governed section is refused, naming it (admitGoverned).
-      const admitted = admitGoverned(readStateFile(join(this.stateDir, STATE_FILE)), this.state, this.state.governance !== undefined || governedBefore(this.stateDir));
+      const text = readStateText(join(this.stateDir, STATE_FILE));
+      const admitted = admitGoverned(parseState(text), this.state, this.state.governance !== undefined || governedBefore(this.stateDir));
       const encoded = admitted.sealed ? encodeState(admitted.state) : null;
       const next = encoded ? encoded.state : admitted.state;
       let loaded = this.#loaded;
@@ -295,8 +296,11 @@ export class Core {
       await this.writer.appendReceipt(r);
       // Governance first set up by this file: its digests are recorded in it (receipt first, as pairing).
       if (encoded) {
-        this.writeState(encoded);
+        await this.writeState(encoded);
         this.log({ event: 'governance_sealed', version: encoded.state.governance?.policy.version ?? 0 });
+      } else if (this.store.fence !== undefined) {
+        // On PostgreSQL the standbys take the reloaded file too.
+        await this.store.shareState(text);
       }
       if (next.governance) markGoverned(this.stateDir);
       this.#state = next;
@@ -319,13 +323,47 @@ export class Core {
    * Replaces state.json with `next` from encodeState (already checked against the loader), then
    * puts its state in force. Call under stateLock.
    */
-  writeState(next: { text: string; state: StateFile }): void {
+  writeState(next: { text: string; state: StateFile }): Promise<void> {
+    this.#writeStateFile(next.text);
+    this.#state = next.state;
+    // On PostgreSQL the writer shares it through the log (a standby keeps it local: the log wins at its next start).
+    if (this.store.fence === undefined) return Promise.resolve();
+    const shared = this.store.shareState(next.text);
+    // Awaited by the caller; a rejection it has not reached yet must not count as unhandled.
+    shared.catch(() => undefined);
+    return shared;
+  }
+
+  #writeStateFile(text: string): void {
     try {
-      writeFileAtomic(join(this.stateDir, STATE_FILE), next.text, 0o600);
+      writeFileAtomic(join(this.stateDir, STATE_FILE), text, 0o600);
     } catch (e) {
       this.log({ event: 'state_write_failed', error: (e as NodeJS.ErrnoException).code ?? 'unknown' });
       throw new InternalError('state: writing state.json failed', { cause: e });
     }
-    this.#state = next.state;
+  }
+
+  /**
+   * A standby adopts the state.json the writer shared (policy, devices, accounts, governance), as a
+   * reload would: parsed by the loader, held to the governance rules, its drivers loaded. A text it
+   * refuses stops the replica there (fail closed): it is retried, and this instance cannot take over.
+   */
+  async adoptSharedState(text: string): Promise<void> {
+    await this.stateLock.run(STATE_FILE, async () => {
+      const admitted = admitGoverned(parseState(text), this.state, this.state.governance !== undefined || governedBefore(this.stateDir));
+      if (admitted.sealed) throw new InternalError('state: the shared state.json is not sealed under its governance');
+      const next = admitted.state;
+      let loaded = this.#loaded;
+      if (canonicalJson(next.drivers) !== canonicalJson(this.state.drivers)) loaded = await loadDrivers(next.drivers, this.stateDir);
+      const registry = buildRegistry([...this.#injected, ...loaded]);
+      checkStateAgainstDrivers(next, registry);
+      this.#writeStateFile(text);
+      if (next.governance) markGoverned(this.stateDir);
+      this.#state = next;
+      this.#loaded = loaded;
+      this.#drivers = registry;
+      this.writer.history.clear();
+      this.log({ event: 'state_adopted', wallets: next.wallets.length });
+    });
   }
 }

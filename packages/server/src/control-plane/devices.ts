@@ -119,7 +119,7 @@ export class Devices {
       // that never took effect (the device got no answer and pairs again), never a device whose
       // approvals count without a receipt saying so.
       await this.#core.writer.appendReceipt(receipt);
-      this.#core.writeState(next);
+      await this.#core.writeState(next);
       this.#core.log({ event: 'paired', role: device.role });
       const pending = governed
         ? {
@@ -177,8 +177,9 @@ export class Devices {
       // Crash order: the state, then the receipt (the reverse of pairing). A crash between leaves
       // the device revoked without its receipt (authority lost, never kept), rather than a receipt
       // for a revocation that the next start would not apply. No await until the receipt is chained.
-      this.#core.writeState(next);
+      const shared = this.#core.writeState(next);
       await this.#core.writer.appendReceipt(receipt);
+      await shared;
       this.#core.log({ event: 'revoked' });
       return { id, revoked: true, revoked_at: revoked.revoked_at };
     });

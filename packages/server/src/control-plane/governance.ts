@@ -235,7 +235,7 @@ export class Changes {
       const next = encodeSealed({ ...this.#core.state, governance: { ...g, changes: [...kept, stored] } });
       const receipt = this.#core.writer.draftReceipt('change.proposed', { id, digest, base_version: change.base_version, ops: change.ops.map((o) => o.op), proposed_by: change.proposed_by });
       await this.#core.writer.appendReceipt(receipt);
-      this.#core.writeState(next);
+      await this.#core.writeState(next);
       return { ok: true, change: stored };
     });
   }
@@ -270,7 +270,7 @@ export class Changes {
       // is drafted right before it is chained (no await between).
       await this.#core.writer.appendReceipt(this.#core.writer.draftReceipt('change.verdict', { id, admin_id: approval.admin_id, verdict: approval.verdict, at: approval.at, weight: check.weight, threshold: check.threshold }));
       if (applied) secrets = await this.#commitApplied(applied);
-      this.#core.writeState(next);
+      await this.#core.writeState(next);
       if (applied) this.#webhooks().added(secrets.map((x) => x.id));
       return { check, status, secrets, removed: applied?.removed ?? [] };
     });
@@ -293,7 +293,7 @@ export class Changes {
       const applied = this.#applied(c, check, now);
       const next = encodeSealed(applied.state);
       const secrets = await this.#commitApplied(applied);
-      this.#core.writeState(next);
+      await this.#core.writeState(next);
       this.#webhooks().added(secrets.map((x) => x.id));
       return { secrets, removed: applied.removed };
     });

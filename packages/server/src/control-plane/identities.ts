@@ -195,7 +195,7 @@ export class Identities {
       const next = encodeState({ ...this.#core.state, operators: [...this.#core.state.operators, account] });
       const receipt = this.#core.writer.draftReceipt('operator.created', { name: account.name, role: account.role, created_at: account.created_at });
       await this.#core.writer.appendReceipt(receipt);
-      this.#core.writeState(next);
+      await this.#core.writeState(next);
       this.#core.log({ event: 'operator_created', role: account.role });
       return { ...publicOperator(account), receipt_head: receipt.hash };
     });
@@ -211,9 +211,10 @@ export class Identities {
       const disabled: OperatorAccount = { ...o, disabled_at: this.#core.now() };
       const next = encodeState({ ...this.#core.state, operators: this.#core.state.operators.map((x) => (x.name === name ? disabled : x)) });
       const receipt = this.#core.writer.draftReceipt('operator.disabled', { name, disabled_at: disabled.disabled_at });
-      this.#core.writeState(next);
+      const shared = this.#core.writeState(next);
       this.#sessions.revokeOperator(name);
       await this.#core.writer.appendReceipt(receipt);
+      await shared;
       this.#core.log({ event: 'operator_disabled' });
       return { ...publicOperator(disabled), receipt_head: receipt.hash };
     });
@@ -252,7 +253,7 @@ export class Identities {
       const next = encodeState({ ...this.#core.state, api_keys: [...this.#core.state.api_keys, key] });
       const receipt = this.#core.writer.draftReceipt('apikey.created', { id, bound_to: key.bound_to, wallets: key.wallets ?? null, expires_at: key.expires_at, label: key.label, created_at: now });
       await this.#core.writer.appendReceipt(receipt);
-      this.#core.writeState(next);
+      await this.#core.writeState(next);
       this.#core.log({ event: 'apikey_created' });
       return { ...publicApiKey(key, now), key: `${API_KEY_PREFIX}${id}_${secret}`, receipt_head: receipt.hash };
     });
@@ -268,8 +269,9 @@ export class Identities {
       const revoked: ApiKey = { ...k, revoked_at: now };
       const next = encodeState({ ...this.#core.state, api_keys: this.#core.state.api_keys.map((x) => (x.id === id ? revoked : x)) });
       const receipt = this.#core.writer.draftReceipt('apikey.revoked', { id, revoked_at: now });
-      this.#core.writeState(next);
+      const shared = this.#core.writeState(next);
       await this.#core.writer.appendReceipt(receipt);
+      await shared;
       this.#core.log({ event: 'apikey_revoked' });
       return { ...publicApiKey(revoked, now), receipt_head: receipt.hash };
     });

@@ -93,10 +93,24 @@ export function controlPlaneMetrics(cp: ControlPlane): ControlPlaneMetrics {
   const intents = intentCounter(cp);
   registry.collectGauge('vault_intents', 'Intents in the store by status (absent until the first count has finished).', ['status'], () => intents.read());
 
-  // Today's store is one LMDB directory held by one process (state-lock.ts): this instance is the
-  // single writer, with no lease to lose. A store with leases (several instances on PostgreSQL)
-  // would report its lease state here instead; until then the gauge says 1 and the backend.
-  registry.collectGauge('vault_store_writer', 'Whether this instance is the writer of its store (1) or not (0); LMDB: single writer, always 1.', ['backend'], () => [[{ backend: 'lmdb' }, 1]]);
+  // LMDB alone: one process holds the state directory (state-lock.ts), the single writer, no lease.
+  // PostgreSQL: the writer's lease decides, and can be lost.
+  registry.collectGauge('vault_store_writer', 'Whether this instance is the writer of its store (1) or not (0); LMDB: single writer, always 1.', ['backend'], () => [
+    [{ backend: cp.database ? 'postgres' : 'lmdb' }, cp.database ? (cp.database.role === 'writer' ? 1 : 0) : 1],
+  ]);
+  if (cp.database) {
+    const db = cp.database;
+    registry.collectGauge('vault_lease_token', 'The fencing token of the writer lease this instance holds (0 when it holds none).', [], () => [[{}, db.fence ?? 0]]);
+    registry.collectGauge('vault_lease_lost', 'Whether this instance lost the writer lease after holding it (1: it writes no more; restart it).', [], () => [[{}, cp.leaseLost === null ? 0 : 1]]);
+    registry.collectGauge('vault_lease_changes', 'Times this instance took the lease (promoted) and lost it (demoted).', ['change'], () => [
+      [{ change: 'promoted' }, db.counters.promotions],
+      [{ change: 'demoted' }, db.counters.demotions],
+    ]);
+    registry.collectGauge('vault_replica_applied', 'Shared-log entries this instance applied to its replica, and the log position it is at.', ['what'], () => [
+      [{ what: 'entries' }, db.counters.applied],
+      [{ what: 'position' }, cp.store.appliedLogSeq],
+    ]);
+  }
   registry.collectGauge('vault_receipts', 'Receipts in the control plane\'s chain.', [], () => [[{}, cp.receiptCount]]);
 
   return {
@@ -117,12 +131,15 @@ export function controlPlaneMetrics(cp: ControlPlane): ControlPlaneMetrics {
  *   every write is refused until a restart);
  * - `receipts`: the receipt chain's head matches its anchor (a mismatch means the store was
  *   rolled back or edited, and the service must not record on top of it);
- * - `open`: the service is not shutting down.
+ * - `open`: the service is not shutting down;
+ * - `lease` (PostgreSQL): this instance has not lost the writer's lease after holding it (one that
+ *   did writes no more until restarted). A standby is ready: it serves reads. `?role=writer` adds
+ *   a `writer` check, for a load balancer that routes writes only to the instance that takes them.
  * Ledgers and signers are not checked: each is one chain's or one key's dependency, reported per
  * intent at execute; taking the whole instance out of a load balancer for one of them would stop
  * every other chain too.
  */
-export function controlPlaneReadiness(cp: ControlPlane): ReadyCheck[] {
+export function controlPlaneReadiness(cp: ControlPlane, wantWriter = false): ReadyCheck[] {
   const checks: ReadyCheck[] = [];
   let store: ReadyCheck = { name: 'store', ok: true };
   try {
@@ -135,5 +152,12 @@ export function controlPlaneReadiness(cp: ControlPlane): ReadyCheck[] {
   checks.push(store);
   checks.push(cp.anchorOk ? { name: 'receipts', ok: true } : { name: 'receipts', ok: false, detail: 'the receipt chain does not match its anchor' });
   checks.push(cp.closing ? { name: 'open', ok: false, detail: 'shutting down' } : { name: 'open', ok: true });
+  if (cp.database) {
+    checks.push(cp.leaseLost === null ? { name: 'lease', ok: true, detail: cp.database.role } : { name: 'lease', ok: false, detail: `lost the writer lease (${cp.leaseLost}); restart this instance to stand by again` });
+  }
+  if (wantWriter) {
+    const writer = cp.database ? cp.database.role === 'writer' : true;
+    checks.push(writer ? { name: 'writer', ok: true } : { name: 'writer', ok: false, detail: `a standby; the writer is ${cp.database?.writerUrl ?? 'unknown'}` });
+  }
   return checks;
 }

@@ -36,7 +36,7 @@ import {
 } from '@vault/sdk';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { readSecretFile } from '../http/files.js';
+import { readSecretFile, writeFileAtomic } from '../http/files.js';
 import { acquireStateLock } from '../state-lock.js';
 import { Approvals } from './approvals.js';
 import {
@@ -68,7 +68,7 @@ import { PassphraseFileSchema, ReceiptSigner, type PassphraseFile } from './secr
 import { SessionStore, UnlockQueue, type Principal } from './sessions.js';
 import { DeviceAuth, forbidden } from './device-auth.js';
 import { Signers } from './signers.js';
-import { admitGoverned, encodeState, LEGACY_OPERATOR, readStateFile, type Device, type StateFile } from './state.js';
+import { admitGoverned, encodeState, LEGACY_OPERATOR, readStateFile, readStateText, type Device, type StateFile } from './state.js';
 import { IntentStore, type IntentRecord } from './store.js';
 import { PostgresLog } from './postgres/log.js';
 import { hostname } from 'node:os';
@@ -159,48 +159,60 @@ export class ControlPlane {
     if (!existsSync(statePath)) {
       throw new ValidationError('state', [{ path: '', message: `${statePath} does not exist; run vault-control-plane init --state-dir ${dir}` }]);
     }
-    // Under governance a hand edit of a governed section is refused here too, naming it.
-    const admitted = admitGoverned(readStateFile(statePath), null, governedBefore(dir));
-    const encoded = admitted.sealed ? encodeState(admitted.state) : null;
-    const state = encoded ? encoded.state : admitted.state;
     const passphrase = parseWith(PassphraseFileSchema, JSON.parse(readSecretFile(join(dir, PASSPHRASE_FILE))), 'operator.json');
     const seed = fromHex(readSecretFile(join(dir, RECEIPT_KEY_FILE)).trim(), 'receipt.key', 32);
     const signer = new ReceiptSigner(seed);
     const injected = opts.drivers ?? [];
-    const loaded = await loadDrivers(state.drivers, dir);
-    const registry = buildRegistry([...injected, ...loaded]);
-    checkStateAgainstDrivers(state, registry);
     // One control plane per state directory: two would fork the receipt chain and could both submit.
     const release = acquireStateLock(join(dir, LOCK_FILE), (pid, self) =>
       new ValidationError('state', [{ path: '', message: self ? `${dir} is already open in this process` : `${dir} is in use by another control plane (pid ${pid})` }]),
     );
-    let store: IntentStore;
+    let store: IntentStore | null = null;
     let database: PostgresLog | null = null;
+    let built: { encoded: ReturnType<typeof encodeState> | null; state: StateFile; loaded: ChainDriver[]; registry: DriverRegistry<ChainDriver> };
+    const where: { core?: Core } = {};
     try {
       if (opts.database) {
         const db = opts.database;
         database = await PostgresLog.open({
           url: db.url,
           instanceId: db.instanceId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
-          advertiseUrl: () => db.advertiseUrl ?? (core.listeningPort !== undefined ? `http://127.0.0.1:${core.listeningPort}` : ''),
+          advertiseUrl: () => db.advertiseUrl ?? (where.core?.listeningPort !== undefined ? `http://127.0.0.1:${where.core.listeningPort}` : ''),
           ...(db.leaseSeconds !== undefined ? { leaseSeconds: db.leaseSeconds } : {}),
           ...(db.pollMs !== undefined ? { pollMs: db.pollMs } : {}),
-          log: (event) => core.log(event),
+          log: (event) => where.core?.log(event),
         });
+        store = new IntentStore(join(dir, REPLICA_DIR), { sealReceipt: (r) => signer.seal(r), shared: database });
+        database.attachStore(store);
+        // The log, not this directory's copy, holds the state in force: bring state.json up to it first.
+        await database.catchUp();
+        const shared = store.sharedState;
+        if (shared !== undefined && shared !== readStateText(statePath)) writeFileAtomic(statePath, shared, 0o600);
       }
-      store = new IntentStore(join(dir, database ? REPLICA_DIR : STORE_DIR), { sync: opts.storeSync !== false, sealReceipt: (r) => signer.seal(r), ...(database ? { shared: database } : {}) });
+      // Under governance a hand edit of a governed section is refused here too, naming it.
+      const admitted = admitGoverned(readStateFile(statePath), null, governedBefore(dir));
+      const encoded = admitted.sealed ? encodeState(admitted.state) : null;
+      const state = encoded ? encoded.state : admitted.state;
+      const loaded = await loadDrivers(state.drivers, dir);
+      const registry = buildRegistry([...injected, ...loaded]);
+      checkStateAgainstDrivers(state, registry);
+      built = { encoded, state, loaded, registry };
+      store ??= new IntentStore(join(dir, STORE_DIR), { sync: opts.storeSync !== false, sealReceipt: (r) => signer.seal(r) });
     } catch (e) {
+      await store?.close().catch(() => undefined);
       await database?.close();
       release();
       throw e;
     }
-    const core: Core = new Core(opts, state, { injected, loaded, registry }, store, signer);
+    const { encoded, state, loaded, registry } = built;
+    const core = new Core(opts, state, { injected, loaded, registry }, store, signer);
+    where.core = core;
     const cp = new ControlPlane(core, passphrase, signer, database);
     cp.#release = release;
     if (encoded) {
       // Governance first set up: the digests of its sections are recorded in state.json now.
       try {
-        core.writeState(encoded);
+        await core.writeState(encoded);
       } catch (e) {
         await cp.close();
         throw e;
@@ -226,6 +238,11 @@ export class ControlPlane {
       return cp;
     }
     // On PostgreSQL the instance starts as a standby serving reads; it writes once it holds the lease.
+    store.onSharedState((text) => core.adoptSharedState(text));
+    // A standby's cap history would go stale as the log moves: it is read afresh when next needed.
+    store.onEvents(() => {
+      if (database.role !== 'writer') core.writer.history.clear();
+    });
     database.attach(store, {
       promoted: async () => {
         store.revive();

@@ -319,13 +319,16 @@ export function parseState(text: string): StateFile {
 }
 
 export function readStateFile(path: string): StateFile {
-  let text: string;
+  return parseState(readStateText(path));
+}
+
+/** The text of a state file, or a ValidationError naming why it cannot be read. */
+export function readStateText(path: string): string {
   try {
-    text = readFileSync(path, 'utf8');
+    return readFileSync(path, 'utf8');
   } catch (e) {
     throw new ValidationError('state', [{ path: '', message: `cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}` }]);
   }
-  return parseState(text);
 }
 
 /**

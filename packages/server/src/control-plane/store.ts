@@ -91,6 +91,7 @@ export interface IntentRecord {
 interface QueuedWrite {
   record: IntentRecord | null;
   receipt: ReceiptRecord | null;
+  state?: string;
   events: EventDraft[];
   extra: { isNew?: boolean; known?: [string, string] };
   resolve: () => void;
@@ -103,6 +104,8 @@ export interface CommitBatch {
   events: VaultEvent[];
   /** The receipt head and count after the batch, when it has receipts. */
   meta: StoreMeta | null;
+  /** The whole state.json text, when the batch changed it (PostgreSQL: how standbys learn policy, devices, accounts). */
+  state?: string;
 }
 
 /**
@@ -172,6 +175,7 @@ export class IntentStore {
   readonly #eventListeners = new Set<(events: readonly VaultEvent[]) => void>();
   readonly #seal: ((receipt: ReceiptRecord) => ReceiptRecord) | undefined;
   #shared: SharedLog | undefined;
+  #onState: ((text: string) => Promise<void>) | null = null;
   #queue: QueuedWrite[] = [];
   #scheduled = false;
   #committing = false;
@@ -432,10 +436,11 @@ export class IntentStore {
       }
       const head = last >= 0 ? group[last]!.receipt! : null;
       const batch: CommitBatch = {
-        writes: group.map((w) => ({ record: w.record, receipt: w.receipt, extra: w.extra })),
+        writes: group.flatMap((w) => (w.record || w.receipt ? [{ record: w.record, receipt: w.receipt, extra: w.extra }] : [])),
         events,
         meta: head ? { receipts: head.seq + 1, head: head.hash } : null,
       };
+      for (const w of group) if (w.state !== undefined) batch.state = w.state;
       // A shared log (PostgreSQL) makes the batch durable first; this map is then its replica.
       const logSeq = this.#shared ? await this.#shared.append(batch, this.appliedLogSeq + 1) : null;
       await this.#apply(batch, logSeq);
@@ -463,6 +468,7 @@ export class IntentStore {
       }
       for (const e of batch.events) this.events.put(e.seq, e);
       if (batch.meta) this.meta.put('receipts', batch.meta);
+      if (batch.state !== undefined) this.meta.put('state', batch.state);
       if (logSeq !== null) this.meta.put('log_seq', logSeq);
       return true;
     });
@@ -486,6 +492,33 @@ export class IntentStore {
     const lastEvent = batch.events.at(-1);
     if (lastEvent && lastEvent.seq >= this.#nextEventSeq) this.#nextEventSeq = lastEvent.seq + 1;
     if (batch.events.length > 0) this.#announce(batch.events);
+    if (batch.state !== undefined && this.#onState) await this.#onState(batch.state);
+  }
+
+  /**
+   * Shares a new state.json text through the log (in the next group commit, in call order with the
+   * writes around it). Resolves once committed; a store without a shared log has nothing to share.
+   */
+  shareState(text: string): Promise<void> {
+    if (!this.#shared) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      if (this.#failed !== null) {
+        reject(new InternalError('store: an earlier commit failed; no further writes', { cause: this.#failed }));
+        return;
+      }
+      this.#queue.push({ record: null, receipt: null, state: text, events: [], extra: {}, resolve, reject });
+      this.#schedule();
+    });
+  }
+
+  /** The last state.json text the shared log carried, as this replica has it (undefined: none yet). */
+  get sharedState(): string | undefined {
+    return this.meta.get('state') as string | undefined;
+  }
+
+  /** Called with each state.json text a replicated batch carries, in log order (the control plane adopts it). */
+  onSharedState(fn: (text: string) => Promise<void>): void {
+    this.#onState = fn;
   }
 
   /**

@@ -7,7 +7,7 @@ import { createControlPlaneClient, verifyReceiptChain, type ControlPlaneClient }
 import { cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startPostgres } from '../../../../scripts/postgres.mjs';
 import { migrateControlPlane } from '../../src/control-plane/postgres/log.js';
 import { startControlPlane, type RunningControlPlane } from '../../src/control-plane/run.js';
@@ -18,6 +18,8 @@ vi.setConfig({ testTimeout: 60_000, hookTimeout: 120_000 });
 let db: Awaited<ReturnType<typeof startPostgres>>;
 let h: Harness;
 const extra: RunningControlPlane[] = [];
+/** Every instance's log lines (shown when a test fails). */
+const logs: string[] = [];
 
 async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, ms = 20_000): Promise<T> {
   const end = Date.now() + ms;
@@ -41,7 +43,7 @@ async function standby(name: string, leaseSeconds: number): Promise<{ running: R
     confirmDelayMs: 5,
     expirySweepMs: 0,
     database: { url: db.url, instanceId: name, leaseSeconds, pollMs: 100 },
-    log: (l) => process.stderr.write(`[${name}] ${l}\n`),
+    log: (l) => logs.push(`[${name}] ${l}`),
   });
   extra.push(running);
   const client = createControlPlaneClient({ baseUrl: running.url });
@@ -55,6 +57,11 @@ beforeAll(async () => {
   expect(await migrateControlPlane(db.url)).toEqual([]);
   h = await setup({ controlPlane: { database: { url: db.url, instanceId: 'a', leaseSeconds: 2, pollMs: 100 } } });
   await until('a to hold the lease', () => h.running.cp.database?.role === 'writer');
+});
+
+afterEach((ctx) => {
+  if (ctx.task.result?.state === 'fail') console.error([...logs, ...h.logs.filter((l) => !l.includes('"method"'))].join('\n'));
+  logs.length = 0;
 });
 
 afterAll(async () => {
@@ -84,6 +91,19 @@ describe('control plane on PostgreSQL', () => {
     expect(body.error.data.reason).toBe('not_writer');
     expect(body.error.data.writer).toBe(h.url);
     await b.running.close();
+  });
+
+  it('a state change on the writer (an API key, a revoked device) reaches a standby, and one started later', async () => {
+    const b = await standby('s1', 2);
+    const key = await h.running.cp.identities.createApiKey({ bound_to: 'agent:bot', wallets: ['ops'], expires_at: h.clock.now + 3600 });
+    await h.running.cp.revokeDevice('carol');
+    await until('s1 to adopt the shared state', () => b.running.cp.state.api_keys.some((k) => k.id === key['id']) && b.running.cp.state.devices.find((d) => d.id === 'carol')?.revoked_at !== null);
+    // A standby started from an older copy of the directory takes the log's state.json before it reads it.
+    const c = await standby('s2', 2);
+    expect(c.running.cp.state.api_keys.map((k) => k.id)).toContain(key['id']);
+    expect(c.running.cp.state.devices.find((d) => d.id === 'carol')?.revoked_at).not.toBeNull();
+    await b.running.close();
+    await c.running.close();
   });
 
   it('after the writer stops, a standby takes over with a higher fencing token and the chain verifies', async () => {

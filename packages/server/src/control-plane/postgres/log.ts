@@ -142,7 +142,12 @@ export class PostgresLog implements SharedLog {
     return new PostgresLog(pool, listener, o);
   }
 
-  /** Binds the replica this log feeds and the control plane's role hooks; then start(). */
+  /** Binds the replica this log feeds (catchUp works from then on). */
+  attachStore(store: IntentStore): void {
+    this.#store = store;
+  }
+
+  /** Binds the replica and the control plane's role hooks; then start(). */
   attach(store: IntentStore, hooks: RoleHooks): void {
     this.#store = store;
     this.#hooks = hooks;
@@ -285,8 +290,9 @@ export class PostgresLog implements SharedLog {
     if (this.#leaseBusy || this.#closed) return;
     this.#leaseBusy = true;
     try {
-      if (this.#role === 'writer') await this.#renew();
-      else if (this.#role === 'standby') await this.#tryAcquire();
+      // A promotion in progress renews too: catching up must not let the lease run out under it.
+      if (this.#role === 'standby') await this.#tryAcquire();
+      else await this.#renew();
     } catch (e) {
       this.#o.log({ event: 'lease_error', error: e instanceof Error ? e.message : String(e) });
     } finally {
@@ -316,7 +322,7 @@ export class PostgresLog implements SharedLog {
       return;
     }
     if (!renewed) this.#demote('lease_taken');
-    else if (this.#role === 'writer') this.#deadline = this.#counted(sentAt);
+    else if (this.#role !== 'standby') this.#deadline = this.#counted(sentAt);
   }
 
   async #tryAcquire(): Promise<void> {
@@ -335,21 +341,31 @@ export class PostgresLog implements SharedLog {
     this.#deadline = this.#counted(sentAt);
     this.#role = 'promoting';
     this.#writerUrl = this.#o.advertiseUrl();
+    // Not awaited: the lease keeps being renewed while the replica catches up.
+    void this.#promote();
+  }
+
+  async #promote(): Promise<void> {
+    const token = this.#token;
     try {
       // Nobody else can append now: the replica takes the whole log before this instance writes.
       await this.catchUp();
+      if (this.#role !== 'promoting' || this.#token !== token) return;
       await this.#hooks?.promoted();
     } catch (e) {
       this.#o.log({ event: 'promotion_failed', error: e instanceof Error ? e.message : String(e) });
-      await this.#release();
-      this.#role = 'standby';
-      this.#token = undefined;
+      if (this.#role === 'promoting' && this.#token === token) {
+        await this.#release();
+        this.#role = 'standby';
+        this.#token = undefined;
+        this.#writerUrl = null;
+      }
       return;
     }
-    if (this.#role !== 'promoting') return;
+    if (this.#role !== 'promoting' || this.#token !== token) return;
     this.#role = 'writer';
     this.counters.promotions++;
-    this.#o.log({ event: 'lease_acquired', token: this.#token, instance: this.#o.instanceId });
+    this.#o.log({ event: 'lease_acquired', token, instance: this.#o.instanceId });
   }
 
   #demote(reason: string): void {
