@@ -271,6 +271,8 @@ export class PostgresLog implements SharedLog {
     const store = this.#store;
     if (!store) throw new InternalError('postgres log: no store attached');
     for (;;) {
+      // The writer applies its own batches; a pass still running when it took over stops here.
+      if (this.#role === 'writer') return;
       const from = store.appliedLogSeq;
       const { rows } = await this.#pool.query('SELECT seq, batch FROM cp_log WHERE seq > $1 ORDER BY seq LIMIT $2', [from, BATCH_ROWS]);
       for (const row of rows) {
@@ -282,7 +284,8 @@ export class PostgresLog implements SharedLog {
   }
 
   #kick(): void {
-    if (this.#closed || this.#role === 'writer') return;
+    // Only a standby follows by itself: a promotion catches up once, then the writer applies its own.
+    if (this.#closed || this.#role !== 'standby') return;
     this.catchUp().catch((e: unknown) => this.#o.log({ event: 'replica_apply_failed', error: e instanceof Error ? e.message : String(e) }));
   }
 
