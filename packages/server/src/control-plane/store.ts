@@ -20,7 +20,9 @@
  */
 import {
   eventId,
+  GENESIS_PREV,
   InternalError,
+  verifyReceiptChain,
   matchesEventFilter,
   type Decision,
   type EventDraft,
@@ -129,6 +131,11 @@ export interface IntentStoreOptions {
   sealReceipt?: (receipt: ReceiptRecord) => ReceiptRecord;
   /** The shared log the map replicates (PostgreSQL). Absent: the map is the store (LMDB alone). */
   shared?: SharedLog;
+  /**
+   * The receipt key's public half (hex): a replica checks every batch it applies against it (links,
+   * hashes, the batch's closing signature, fences), so what the database hands it is not taken on trust.
+   */
+  receiptPublicKey?: string;
 }
 
 export interface StoreMeta {
@@ -176,6 +183,7 @@ export class IntentStore {
   readonly #seal: ((receipt: ReceiptRecord) => ReceiptRecord) | undefined;
   #shared: SharedLog | undefined;
   #onState: ((text: string) => Promise<void>) | null = null;
+  readonly #receiptKey: string | undefined;
   #queue: QueuedWrite[] = [];
   #scheduled = false;
   #committing = false;
@@ -186,6 +194,7 @@ export class IntentStore {
   constructor(path: string, options: IntentStoreOptions = {}) {
     this.#seal = options.sealReceipt;
     this.#shared = options.shared;
+    this.#receiptKey = options.receiptPublicKey;
     mkdirSync(path, { recursive: true, mode: 0o700 });
     this.root = open({
       path,
@@ -488,11 +497,36 @@ export class IntentStore {
    */
   async applyReplicated(batch: CommitBatch, logSeq: number): Promise<void> {
     if (logSeq !== this.appliedLogSeq + 1) throw new InternalError(`store: replica at log seq ${this.appliedLogSeq} cannot apply ${logSeq}`);
+    this.#checkReplicated(batch, logSeq);
     await this.#apply(batch, logSeq);
     const lastEvent = batch.events.at(-1);
     if (lastEvent && lastEvent.seq >= this.#nextEventSeq) this.#nextEventSeq = lastEvent.seq + 1;
     if (batch.events.length > 0) this.#announce(batch.events);
     if (batch.state !== undefined && this.#onState) await this.#onState(batch.state);
+  }
+
+  /**
+   * A batch from the log must continue this replica's chain: consecutive seqs linked to its head,
+   * every hash recomputed, ending on a receipt signed by the receipt key, fences never going down,
+   * and its anchored head what its receipts say. Anyone able to write the database but without the
+   * receipt key can add or change nothing a replica accepts.
+   */
+  #checkReplicated(batch: CommitBatch, logSeq: number): void {
+    const receipts = batch.writes.flatMap((w) => (w.receipt ? [w.receipt] : []));
+    const fail = (why: string): never => {
+      throw new InternalError(`store: log entry ${logSeq} refused: ${why}`);
+    };
+    if (receipts.length === 0) {
+      if (batch.meta !== null) fail('it anchors a head without receipts');
+      return;
+    }
+    if (this.#receiptKey === undefined) fail('no receipt key to check it with');
+    const last = this.lastReceipt();
+    const check = verifyReceiptChain(receipts, this.#receiptKey!, { startPrev: last?.hash ?? GENESIS_PREV, startSeq: last ? last.seq + 1 : 0 });
+    if (!check.verified) fail(check.message);
+    if (last?.fence !== undefined && (receipts[0]!.fence ?? 0) < last.fence) fail(`fencing token ${receipts[0]!.fence ?? 'none'} after ${last.fence}`);
+    const head = receipts.at(-1)!;
+    if (batch.meta === null || batch.meta.head !== head.hash || batch.meta.receipts !== head.seq + 1) fail('its anchored head is not its last receipt');
   }
 
   /**

@@ -10,6 +10,7 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startPostgres } from '../../../../scripts/postgres.mjs';
 import { migrateControlPlane } from '../../src/control-plane/postgres/log.js';
+import { ReceiptSigner } from '../../src/control-plane/secrets.js';
 import { startControlPlane, type RunningControlPlane } from '../../src/control-plane/run.js';
 import { PASSPHRASE, setup, type Harness } from './helpers.js';
 
@@ -104,6 +105,36 @@ describe('control plane on PostgreSQL', () => {
     expect(c.running.cp.state.devices.find((d) => d.id === 'carol')?.revoked_at).not.toBeNull();
     await b.running.close();
     await c.running.close();
+  });
+
+  it('attack: a log entry written straight into the database without the receipt key is refused by a standby', async () => {
+    const b = await standby('forge', 2);
+    await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '9', asset_decimals: 6, operation: { op: 'transfer' } } as never);
+    await until('forge to catch up', () => b.running.cp.store.appliedLogSeq === h.running.cp.store.appliedLogSeq);
+    const at = b.running.cp.store.appliedLogSeq;
+    // A copy of the writer's last batch with its receipt re-signed by another key, and with one edited.
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      const last = (await client.query('SELECT batch FROM cp_log WHERE seq = $1', [at])).rows[0].batch as string;
+      const batch = JSON.parse(last);
+      const other = new ReceiptSigner(new Uint8Array(32).fill(9));
+      const head = [...h.running.cp.store.allReceipts()].at(-1)!;
+      const forged = other.seal(other.next(head, { at: h.clock.now, kind: 'intent.created', intentId: batch.writes[0].record.intentId, fence: head.fence!, body: { forged: true } }));
+      batch.writes = [{ record: { ...batch.writes[0].record, status: 'confirmed' }, receipt: forged, extra: {} }];
+      batch.events = [];
+      batch.meta = { receipts: forged.seq + 1, head: forged.hash };
+      await client.query('INSERT INTO cp_log (seq, fence, at, batch) VALUES ($1, $2, 0, $3)', [at + 1, head.fence, JSON.stringify(batch)]);
+      await client.query("SELECT pg_notify('cp_log', $1)", [String(at + 1)]);
+      await until('the refusal to be logged', () => logs.some((l) => l.startsWith('[forge]') && l.includes('replica_apply_failed') && l.includes(`log entry ${at + 1} refused`)));
+      expect(b.running.cp.store.appliedLogSeq).toBe(at);
+      expect(b.running.cp.store.get(batch.writes[0].record.intentId)?.status).not.toBe('confirmed');
+      expect(verifyReceiptChain([...b.running.cp.store.allReceipts()], b.running.cp.receiptSigner.publicKeyHex).verified).toBe(true);
+    } finally {
+      await client.query('DELETE FROM cp_log WHERE seq = $1', [at + 1]);
+      await client.end();
+      await b.running.close();
+    }
   });
 
   it('after the writer stops, a standby takes over with a higher fencing token and the chain verifies', async () => {
