@@ -12,7 +12,7 @@ import { assertNotGoverned } from '../governance.js';
 import { encodeState } from '../state.js';
 import type { WebhookEndpoint } from './config.js';
 import { WebhookDispatcher, type DeliveryRecord, type DeliveryState, type RetrySchedule } from './dispatcher.js';
-import type { EventFeed } from './feed.js';
+import type { DeliveryProgress, EventFeed } from './feed.js';
 import { SecretBox, WEBHOOK_KEY_FILE } from './secret-box.js';
 import { resolveChecked, systemResolver, type Resolver } from './send.js';
 
@@ -25,6 +25,8 @@ export interface WebhookOptions {
   /** DNS for webhook hosts (tests); the system resolver by default. */
   resolve?: Resolver | undefined;
   retry?: Partial<RetrySchedule> | undefined;
+  /** Delivery progress shared by the instances of one database (PostgreSQL); absent on LMDB alone. */
+  progress?: DeliveryProgress | undefined;
 }
 
 export interface CreateWebhookRequest {
@@ -77,6 +79,7 @@ export class Webhooks {
       log: (e) => core.log(e),
       resolve: this.#resolve,
       retry: options.retry,
+      progress: options.progress,
     });
   }
 
@@ -228,6 +231,8 @@ export class Webhooks {
 
   /** POST /webhooks/{id}/deliveries/{delivery}/resend. */
   async resend(id: string, delivery: string): Promise<Record<string, unknown>> {
+    // Only the writer delivers: a standby says where to send this (503 not_writer) rather than queue it.
+    this.#core.store.assertWriter();
     const e = this.#endpoint(id);
     const r = await this.dispatcher.resend(e, eventSeq(delivery));
     if (!r) throw new NotFoundError('delivery', delivery);
