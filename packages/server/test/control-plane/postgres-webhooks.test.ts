@@ -221,15 +221,42 @@ describe('webhooks on PostgreSQL', () => {
     await thief.connect();
     await thief.query('BEGIN');
     await thief.query("UPDATE cp_lease SET holder = 'intruder', token = token + 1, expires_at = now() + interval '1 hour' WHERE name = 'writer'");
-    const refused = log.writeProgress(new Map([[hook, before! + 1000]]));
+    const refused = expect(log.writeProgress(new Map([[hook, before! + 1000]]))).rejects.toBeInstanceOf(NotWriterError);
     await new Promise((r) => setTimeout(r, 100));
     await thief.query('COMMIT');
     await thief.end();
-    await expect(refused).rejects.toBeInstanceOf(NotWriterError);
+    await refused;
     expect(await lowWater()).toBe(before);
     expect(log.role).toBe('standby');
     // And a standby is refused before it reaches the database.
     await expect(log.writeProgress(new Map([[hook, before! + 1000]]))).rejects.toBeInstanceOf(NotWriterError);
     expect(await lowWater()).toBe(before);
+  });
+
+  it('attack: a new writer that cannot read the shared progress sends nothing until it can', async () => {
+    const mark = (await lowWater())!;
+    const sentBefore = hits.length;
+    // b, demoted, would compete for the lease again: it stops, and a fresh instance takes over.
+    await b!.running.close();
+    const c = await standby('c');
+    // The progress table out of reach at the takeover; the intruder's lease runs out.
+    await sql('ALTER TABLE cp_webhook_progress RENAME TO cp_webhook_progress_away');
+    await sql("UPDATE cp_lease SET expires_at = now() WHERE name = 'writer'");
+    await until('c to take over', () => c.running.cp.database?.role === 'writer');
+    await intents(2, { url: c.running.url, token: c.token });
+    const head = c.running.cp.store.lastEventSeq;
+    // Failed closed, and tried again (a second failed read, a second apart): c's own cursor is the
+    // endpoint's start, so delivering without the mark would replay every event.
+    const failures = () => c.logs.filter((l) => l.includes('webhook_progress_failed') && l.includes('"op":"read"')).length;
+    await until('c to try the progress twice', () => failures() >= 2);
+    expect(hits.length).toBe(sentBefore);
+    expect(c.running.cp.webhooks.dispatcher.deliveries(hook, 10)).toEqual([]);
+    await sql('ALTER TABLE cp_webhook_progress_away RENAME TO cp_webhook_progress');
+    await allDelivered(head);
+    // Nothing at or below the mark again (from c), and each new event once.
+    const fromC = hits.slice(sentBefore).map((x) => x.seq);
+    expect(fromC.every((seq) => seq > mark)).toBe(true);
+    expect(fromC.sort((x, y) => x - y)).toEqual(Array.from({ length: head - mark }, (_, i) => mark + 1 + i));
+    await until('c to share its progress', async () => (await lowWater()) === head);
   });
 });
