@@ -39,6 +39,8 @@ let secret = '';
 let startSeq = 0;
 let b: { running: RunningControlPlane; token: string; logs: string[] } | null = null;
 const extra: RunningControlPlane[] = [];
+/** The instance that writes after the unreadable-progress test. */
+let cInstance: { running: RunningControlPlane; token: string; logs: string[] } | null = null;
 
 async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, ms = 20_000): Promise<T> {
   const end = Date.now() + ms;
@@ -258,5 +260,24 @@ describe('webhooks on PostgreSQL', () => {
     expect(fromC.every((seq) => seq > mark)).toBe(true);
     expect(fromC.sort((x, y) => x - y)).toEqual(Array.from({ length: head - mark }, (_, i) => mark + 1 + i));
     await until('c to share its progress', async () => (await lowWater()) === head);
+    cInstance = c;
+  });
+
+  it('a writer that lost its lease and wins it back delivers again, from the shared mark', async () => {
+    const c = cInstance!;
+    const mark = (await lowWater())!;
+    const sentBefore = hits.length;
+    const first = c.running.cp.webhooks.dispatcher;
+    // Someone else holds the lease for a second: c stops writing and delivering, then takes it back.
+    await sql("UPDATE cp_lease SET holder = 'intruder', token = token + 1, expires_at = now() + interval '1 second' WHERE name = 'writer'");
+    await until('c to lose the lease', () => c.running.cp.database?.role === 'standby');
+    expect(first.closed).toBe(true);
+    await until('c to win the lease back', () => c.running.cp.database?.role === 'writer');
+    expect(c.running.cp.webhooks.dispatcher).not.toBe(first);
+    await intents(2, { url: c.running.url, token: c.token });
+    const head = c.running.cp.store.lastEventSeq;
+    await allDelivered(head);
+    const fromC = hits.slice(sentBefore).map((x) => x.seq);
+    expect(fromC.sort((x, y) => x - y)).toEqual(Array.from({ length: head - mark }, (_, i) => mark + 1 + i));
   });
 });

@@ -559,6 +559,10 @@ export class WebhookDispatcher {
     });
   }
 
+  get closed(): boolean {
+    return this.#closed;
+  }
+
   /** Stops: attempts in flight are cut off (and sent again after a restart), writes are awaited. */
   async close(): Promise<void> {
     if (this.#closed) return;

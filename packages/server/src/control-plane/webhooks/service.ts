@@ -63,24 +63,27 @@ export class Webhooks {
   readonly #core: Core;
   readonly #feed: EventFeed | null;
   readonly #resolve: Resolver;
-  readonly dispatcher: WebhookDispatcher;
+  #dispatcher: WebhookDispatcher;
+  readonly #makeDispatcher: () => WebhookDispatcher;
   #box: SecretBox | null = null;
 
   constructor(core: Core, options: WebhookOptions = {}) {
     this.#core = core;
     this.#feed = options.feed ?? null;
     this.#resolve = options.resolve ?? systemResolver;
-    this.dispatcher = new WebhookDispatcher({
-      store: core.store,
-      feed: this.#feed,
-      config: () => core.state.webhooks,
-      secret: (e) => this.#secret(e),
-      now: core.now,
-      log: (e) => core.log(e),
-      resolve: this.#resolve,
-      retry: options.retry,
-      progress: options.progress,
-    });
+    this.#makeDispatcher = () =>
+      new WebhookDispatcher({
+        store: core.store,
+        feed: this.#feed,
+        config: () => core.state.webhooks,
+        secret: (e) => this.#secret(e),
+        now: core.now,
+        log: (e) => core.log(e),
+        resolve: this.#resolve,
+        retry: options.retry,
+        progress: options.progress,
+      });
+    this.#dispatcher = this.#makeDispatcher();
   }
 
   /**
@@ -95,8 +98,17 @@ export class Webhooks {
     });
   }
 
+  /** Delivery as it runs now (replaced when a writer that lost its lease becomes the writer again). */
+  get dispatcher(): WebhookDispatcher {
+    return this.#dispatcher;
+  }
+
   start(): void {
-    this.dispatcher.start();
+    // A lost lease closed the dispatcher; a new term as writer gets a fresh one, which reads the
+    // shared progress again rather than trusting what this instance knew before.
+    if (this.#core.closed) return;
+    if (this.#dispatcher.closed) this.#dispatcher = this.#makeDispatcher();
+    this.#dispatcher.start();
   }
 
   #secret(e: WebhookEndpoint): string | null {
