@@ -149,7 +149,7 @@ export class ControlPlane {
     this.#execution = new Execution(core, this.#intents, this.#protections, this.#signers);
     this.#devices = new Devices(core, this.#restrictions);
     this.#estate = new Estate(core);
-    this.webhooks = new Webhooks(core, { feed: opts.events ?? logFeed(core.store), resolve: opts.webhookResolver, retry: opts.webhookRetry });
+    this.webhooks = new Webhooks(core, { feed: opts.events ?? logFeed(core.store), resolve: opts.webhookResolver, retry: opts.webhookRetry, progress: database ?? undefined });
   }
 
   /** Opens a state directory created by `vault-control-plane init`. */

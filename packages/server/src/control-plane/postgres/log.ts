@@ -24,6 +24,7 @@ import { applyMigrations, InternalError, pendingMigrations, type SqlPool, type S
 import { performance } from 'node:perf_hooks';
 import { readSecretFile } from '../../http/files.js';
 import type { CommitBatch, IntentRecord, IntentStore, SharedLog } from '../store.js';
+import type { DeliveryProgress } from '../webhooks/feed.js';
 import { CONTROL_PLANE_SCHEMA } from './schema.js';
 
 /** 503: this instance does not hold the writer's lease. `data.writer` is the writer's URL when known. */
@@ -83,7 +84,7 @@ function lastWrites(batch: CommitBatch): IntentRecord[] {
   return [...byId.values()];
 }
 
-export class PostgresLog implements SharedLog {
+export class PostgresLog implements SharedLog, DeliveryProgress {
   readonly #pool: PgPool;
   readonly #listener: PgListener;
   readonly #o: Required<Omit<PostgresLogOptions, 'url' | 'poolMax'>>;
@@ -211,9 +212,7 @@ export class PostgresLog implements SharedLog {
     let fenced = false;
     try {
       await client.query('BEGIN');
-      // The fence: the lease still names us, with our token, and has not run out.
-      const held = await client.query("SELECT 1 FROM cp_lease WHERE name = 'writer' AND holder = $1 AND token = $2 AND expires_at > now() FOR SHARE", [this.#o.instanceId, token]);
-      if (held.rowCount !== 1) {
+      if (!(await this.#holdsLease(client, token))) {
         fenced = true;
         throw new NotWriterError('this instance lost the writer lease; the write was not made', null);
       }
@@ -239,6 +238,51 @@ export class PostgresLog implements SharedLog {
       await client.query('SELECT pg_notify($1, $2)', ['cp_log', String(logSeq)]);
       await client.query('COMMIT');
       return logSeq;
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      if (fenced) this.#demote('fenced');
+      throw e;
+    } finally {
+      client.release();
+    }
+  }
+
+  /**
+   * The fence, inside the caller's transaction: the lease still names us, with our token, and has
+   * not run out. The row lock (FOR SHARE) holds a takeover back until the transaction ends.
+   */
+  async #holdsLease(client: PgClient, token: number): Promise<boolean> {
+    const held = await client.query("SELECT 1 FROM cp_lease WHERE name = 'writer' AND holder = $1 AND token = $2 AND expires_at > now() FOR SHARE", [this.#o.instanceId, token]);
+    return held.rowCount === 1;
+  }
+
+  /** Webhook delivery's shared low water marks by endpoint (webhooks/dispatcher.ts). */
+  async readProgress(): Promise<Map<string, number>> {
+    const { rows } = await this.#pool.query('SELECT endpoint_id, low_water FROM cp_webhook_progress');
+    return new Map(rows.map((r) => [r['endpoint_id'] as string, Number(r['low_water'])]));
+  }
+
+  /** Raises webhook low water marks, fenced as append is: only the writer, in one transaction with the lease check. */
+  async writeProgress(marks: ReadonlyMap<string, number>): Promise<void> {
+    this.assertWriter();
+    const token = this.#token!;
+    const ids = [...marks.keys()];
+    const client = await this.#pool.connect();
+    let fenced = false;
+    try {
+      await client.query('BEGIN');
+      if (!(await this.#holdsLease(client, token))) {
+        fenced = true;
+        throw new NotWriterError('this instance lost the writer lease; webhook progress was not written', null);
+      }
+      // GREATEST: a mark only rises (a late write can never send the next writer back over delivered events).
+      await client.query(
+        `INSERT INTO cp_webhook_progress (endpoint_id, low_water, fence, updated_at)
+         SELECT id, mark, $3, $4 FROM unnest($1::text[], $2::bigint[]) AS m(id, mark)
+         ON CONFLICT (endpoint_id) DO UPDATE SET low_water = GREATEST(cp_webhook_progress.low_water, EXCLUDED.low_water), fence = EXCLUDED.fence, updated_at = EXCLUDED.updated_at`,
+        [ids, ids.map((id) => marks.get(id)!), token, Math.floor(Date.now() / 1000)],
+      );
+      await client.query('COMMIT');
     } catch (e) {
       await client.query('ROLLBACK').catch(() => undefined);
       if (fenced) this.#demote('fenced');

@@ -8,6 +8,8 @@
  * - `cp_log`: every group commit, in order, as the batch each instance's replica applies. Its
  *   primary key is the second fence: two writers can never both append entry n.
  * - `cp_receipts`, `cp_intents`, `cp_events`: the same data as tables to query with SQL.
+ * - `cp_webhook_progress` (2): per webhook endpoint, the seq at and below which every event is
+ *   delivered or dead-lettered, written by the writer (fenced), read by the next one at takeover.
  */
 import type { Migration, MigrationSet } from '@vault/sdk';
 
@@ -55,6 +57,18 @@ const MIGRATIONS: readonly Migration[] = [
         seq bigint PRIMARY KEY CHECK (seq >= 1),
         type text NOT NULL,
         event jsonb NOT NULL
+      );
+    `,
+  },
+  {
+    version: 2,
+    name: 'webhook delivery progress',
+    sql: `
+      CREATE TABLE cp_webhook_progress (
+        endpoint_id text PRIMARY KEY,
+        low_water bigint NOT NULL CHECK (low_water >= -1),
+        fence bigint NOT NULL CHECK (fence >= 1),
+        updated_at bigint NOT NULL
       );
     `,
   },

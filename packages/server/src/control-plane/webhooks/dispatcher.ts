@@ -14,6 +14,14 @@
  * member with it (the same intent, wallet or device) is neither delivered nor dead-lettered.
  * Memory is bounded: at most WINDOW deliveries per endpoint are open; the cursor stops while the
  * window is full, and the events wait in the log.
+ *
+ * Several instances on one database (PostgreSQL): only the writer delivers, and each instance's
+ * LMDB is its own, so a new writer's cursor is wherever it last delivered (or the endpoint's start).
+ * The writer therefore shares each endpoint's low water (every event at or below it delivered or
+ * dead-lettered) through `progress`, fenced by its lease, at most every PROGRESS_MS and at close. A
+ * new writer reads the marks before it delivers anything and starts each endpoint from the higher of
+ * its cursor and the mark: what the old writer had open (above the mark) is sent again, nothing
+ * below it is, and nothing is skipped.
  */
 import { canonicalize, signWebhook, type VaultEvent } from '@vault/sdk';
 import { Agent as HttpAgent } from 'node:http';
@@ -21,7 +29,7 @@ import { Agent as HttpsAgent } from 'node:https';
 import type { Database } from 'lmdb';
 import type { IntentStore } from '../store.js';
 import { typeMatches, type WebhookEndpoint, type WebhooksConfig } from './config.js';
-import type { EventFeed } from './feed.js';
+import type { DeliveryProgress, EventFeed } from './feed.js';
 import { sendOnce, systemResolver, type AttemptResult, type Resolver } from './send.js';
 
 /** Open deliveries per endpoint (memory bound; the cursor waits beyond it). */
@@ -34,6 +42,10 @@ export const RETAIN_DELIVERED = 1000;
 const ATTEMPTS_KEPT = 20;
 /** The longest the dispatcher sleeps before looking again (clock jumps, config changes). */
 const MAX_SLEEP_MS = 30_000;
+/** How often the writer shares its low water marks (at most; also at close). */
+export const PROGRESS_MS = 200;
+/** Before a failed read or write of the shared progress is tried again. */
+const PROGRESS_RETRY_MS = 1000;
 
 export interface RetrySchedule {
   /** The first retry's delay (default 5 s); each next one doubles ... */
@@ -103,6 +115,11 @@ export interface DispatcherOptions {
   resolve?: Resolver | undefined;
   retry?: Partial<RetrySchedule> | undefined;
   random?: () => number;
+  /**
+   * Shared delivery progress (PostgreSQL): read before the first delivery, written as delivery
+   * advances. Absent: the cursor in this LMDB is the only one (LMDB alone).
+   */
+  progress?: DeliveryProgress | undefined;
 }
 
 /** Ordering keys of an event: every member of its subject. */
@@ -120,6 +137,17 @@ export function backoffSeconds(n: number, schedule: RetrySchedule, random: () =>
   return Math.max(1, Math.ceil(d / 2 + random() * (d / 2)));
 }
 
+/**
+ * The seq at and below which every event of the endpoint is delivered or dead-lettered: just below
+ * its lowest open delivery, else its cursor. A resend reopens an old event by an operator's
+ * request; it does not pull the mark back (a new writer would otherwise replay all after it).
+ */
+function lowWater(st: Endpoint): number {
+  let low = st.cursor;
+  for (const r of st.open.values()) if (!r.resend && r.seq <= low) low = r.seq - 1;
+  return low;
+}
+
 export class WebhookDispatcher {
   readonly #db: Database<unknown, (string | number)[]>;
   readonly #o: DispatcherOptions;
@@ -135,7 +163,15 @@ export class WebhookDispatcher {
   #timer: NodeJS.Timeout | null = null;
   #scheduled = false;
   #closed = false;
+  #started = false;
   #unsubscribe: () => void = () => undefined;
+  /** The shared marks as read at start (PostgreSQL); null until then, and nothing is delivered meanwhile. */
+  #marks: Map<string, number> | null = null;
+  /** Endpoints whose mark may have risen since it was last shared, and the marks last shared. */
+  readonly #dirty = new Set<string>();
+  readonly #shared = new Map<string, number>();
+  #shareTimer: NodeJS.Timeout | null = null;
+  #sharing: Promise<void> | null = null;
 
   constructor(o: DispatcherOptions) {
     this.#o = o;
@@ -146,18 +182,43 @@ export class WebhookDispatcher {
   }
 
   start(): void {
+    if (this.#started || this.#closed) return;
+    this.#started = true;
     if (this.#o.feed) {
       this.#unsubscribe = this.#o.feed.onAppend(() => {
         for (const st of this.#eps.values()) st.more = true;
         this.kick();
       });
     }
+    if (this.#o.progress) void this.#adopt();
+    else this.kick();
+  }
+
+  /**
+   * Reads the shared marks, then delivers. Fails closed: while they cannot be read nothing is sent
+   * (this instance's own cursor may be far behind: it would replay the history), and it tries again.
+   */
+  async #adopt(): Promise<void> {
+    let marks: Map<string, number>;
+    try {
+      marks = await this.#o.progress!.readProgress();
+    } catch (e) {
+      this.#o.log({ event: 'webhook_progress_failed', op: 'read', error: e instanceof Error ? e.name : 'unknown' });
+      if (!this.#closed) setTimeout(() => void this.#adopt(), PROGRESS_RETRY_MS).unref();
+      return;
+    }
+    if (this.#closed) return;
+    this.#marks = marks;
+    for (const [id, m] of marks) this.#shared.set(id, m);
+    // Anything loaded before (a read, a resend) is loaded again against the marks.
+    this.#eps.clear();
     this.kick();
   }
 
   /** Looks again soon: new events, a finished attempt, a changed clock or configuration. */
   kick(): void {
-    if (this.#scheduled || this.#closed) return;
+    // Only once started (a standby's dispatcher never runs) and, on a shared database, once the marks are in.
+    if (this.#scheduled || this.#closed || !this.#started || (this.#o.progress && !this.#marks)) return;
     this.#scheduled = true;
     setImmediate(() => {
       this.#scheduled = false;
@@ -206,11 +267,24 @@ export class WebhookDispatcher {
   #load(ep: WebhookEndpoint): Endpoint {
     let st = this.#eps.get(ep.id);
     if (st) return st;
-    const cursor = (this.#db.get(['c', ep.id]) as number | undefined) ?? ep.start_seq;
+    const local = (this.#db.get(['c', ep.id]) as number | undefined) ?? ep.start_seq;
+    // Another writer got further than this instance's own records: start from its mark (no replay
+    // of what it delivered) and drop what was still open here below it (done there).
+    const mark = this.#marks?.get(ep.id);
+    const cursor = mark !== undefined && mark > local ? mark : local;
     const open = new Map<number, DeliveryRecord>();
+    const done: number[] = [];
     for (const { value } of this.#db.getRange({ start: ['p', ep.id, 0], end: ['p', ep.id, Number.MAX_SAFE_INTEGER] })) {
       const r = value as DeliveryRecord;
-      open.set(r.seq, r);
+      if (mark !== undefined && !r.resend && r.seq <= mark) done.push(r.seq);
+      else open.set(r.seq, r);
+    }
+    if (cursor !== local || done.length > 0) {
+      this.#o.log({ event: 'webhook_progress_adopted', endpoint: ep.id, from: local, to: cursor, dropped: done.length });
+      this.#write(() => {
+        for (const seq of done) this.#db.remove(['p', ep.id, seq]);
+        this.#db.put(['c', ep.id], cursor);
+      });
     }
     const delivered = this.#db.getCount({ start: ['h', ep.id, 0], end: ['h', ep.id, Number.MAX_SAFE_INTEGER] });
     st = { cursor, open, inflight: new Set(), delivered, more: true, broken: false };
@@ -268,6 +342,7 @@ export class WebhookDispatcher {
       for (const r of fresh) this.#db.put(['p', ep.id, r.seq], r);
       this.#db.put(['c', ep.id], last);
     });
+    this.#share(ep.id);
   }
 
   #start(ep: WebhookEndpoint, st: Endpoint, r: DeliveryRecord, cfg: WebhooksConfig): void {
@@ -353,6 +428,52 @@ export class WebhookDispatcher {
       this.#db.put([SPACE[next.state], ep.id, r.seq], next);
       for (const seq of prune) this.#db.remove(['h', ep.id, seq]);
     });
+    if (next.state !== 'pending') this.#share(ep.id);
+  }
+
+  // ---------------------------------------------------------------- shared progress (PostgreSQL)
+
+  /** Notes that an endpoint's mark may have risen; shared within PROGRESS_MS (one write for all endpoints). */
+  #share(endpointId: string): void {
+    if (!this.#o.progress || !this.#marks || this.#closed) return;
+    this.#dirty.add(endpointId);
+    if (!this.#shareTimer && !this.#sharing) this.#shareLater(PROGRESS_MS);
+  }
+
+  #shareLater(ms: number): void {
+    this.#shareTimer = setTimeout(() => {
+      this.#shareTimer = null;
+      void this.#flush();
+    }, ms);
+    this.#shareTimer.unref();
+  }
+
+  /** Writes the marks that rose. A refused write (the lease lost, the database away) is retried, never skipped. */
+  #flush(): Promise<void> {
+    if (this.#sharing) return this.#sharing;
+    const marks = new Map<string, number>();
+    for (const id of this.#dirty) {
+      const st = this.#eps.get(id);
+      if (!st) continue;
+      const m = lowWater(st);
+      if (m > (this.#shared.get(id) ?? Number.NEGATIVE_INFINITY)) marks.set(id, m);
+    }
+    this.#dirty.clear();
+    if (marks.size === 0) return Promise.resolve();
+    const run = this.#o.progress!.writeProgress(marks).then(
+      () => {
+        for (const [id, m] of marks) if (m > (this.#shared.get(id) ?? Number.NEGATIVE_INFINITY)) this.#shared.set(id, m);
+      },
+      (e: unknown) => {
+        this.#o.log({ event: 'webhook_progress_failed', op: 'write', error: e instanceof Error ? e.name : 'unknown' });
+        for (const id of marks.keys()) this.#dirty.add(id);
+      },
+    );
+    this.#sharing = run.finally(() => {
+      this.#sharing = null;
+      if (this.#dirty.size > 0 && !this.#closed && !this.#shareTimer) this.#shareLater(PROGRESS_RETRY_MS);
+    });
+    return this.#sharing;
   }
 
   #write(fn: () => void): void {
@@ -438,6 +559,10 @@ export class WebhookDispatcher {
     });
   }
 
+  get closed(): boolean {
+    return this.#closed;
+  }
+
   /** Stops: attempts in flight are cut off (and sent again after a restart), writes are awaited. */
   async close(): Promise<void> {
     if (this.#closed) return;
@@ -447,6 +572,11 @@ export class WebhookDispatcher {
     this.#abort.abort();
     await Promise.allSettled([...this.#running]);
     await Promise.allSettled([...this.#writes]);
+    if (this.#shareTimer) clearTimeout(this.#shareTimer);
+    this.#shareTimer = null;
+    // The last marks, while a clean stop still holds the lease (after a lost lease the write is refused).
+    await this.#sharing;
+    if (this.#marks) await this.#flush();
     this.#agents.http.destroy();
     this.#agents.https.destroy();
   }

@@ -15,6 +15,21 @@ export interface EventFeed {
 }
 
 /**
+ * How far delivery got, shared between the control-plane instances of one database (PostgreSQL),
+ * so a new writer starts where the last one left off instead of replaying the log from its own
+ * (possibly never used) cursor. Absent: delivery state is the instance's own (LMDB alone).
+ */
+export interface DeliveryProgress {
+  /** Each endpoint's low water: every event of it with seq <= the mark is delivered or dead-lettered. */
+  readProgress(): Promise<Map<string, number>>;
+  /**
+   * Raises the marks (never lowers one). Refused unless this instance holds the writer's lease,
+   * checked in the same transaction as the write.
+   */
+  writeProgress(marks: ReadonlyMap<string, number>): Promise<void>;
+}
+
+/**
  * The control plane's own event log (the outbox in the intent store) as a feed: what webhooks
  * deliver from unless a test injects another.
  */

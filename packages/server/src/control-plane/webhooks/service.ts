@@ -12,7 +12,7 @@ import { assertNotGoverned } from '../governance.js';
 import { encodeState } from '../state.js';
 import type { WebhookEndpoint } from './config.js';
 import { WebhookDispatcher, type DeliveryRecord, type DeliveryState, type RetrySchedule } from './dispatcher.js';
-import type { EventFeed } from './feed.js';
+import type { DeliveryProgress, EventFeed } from './feed.js';
 import { SecretBox, WEBHOOK_KEY_FILE } from './secret-box.js';
 import { resolveChecked, systemResolver, type Resolver } from './send.js';
 
@@ -25,6 +25,8 @@ export interface WebhookOptions {
   /** DNS for webhook hosts (tests); the system resolver by default. */
   resolve?: Resolver | undefined;
   retry?: Partial<RetrySchedule> | undefined;
+  /** Delivery progress shared by the instances of one database (PostgreSQL); absent on LMDB alone. */
+  progress?: DeliveryProgress | undefined;
 }
 
 export interface CreateWebhookRequest {
@@ -61,23 +63,27 @@ export class Webhooks {
   readonly #core: Core;
   readonly #feed: EventFeed | null;
   readonly #resolve: Resolver;
-  readonly dispatcher: WebhookDispatcher;
+  #dispatcher: WebhookDispatcher;
+  readonly #makeDispatcher: () => WebhookDispatcher;
   #box: SecretBox | null = null;
 
   constructor(core: Core, options: WebhookOptions = {}) {
     this.#core = core;
     this.#feed = options.feed ?? null;
     this.#resolve = options.resolve ?? systemResolver;
-    this.dispatcher = new WebhookDispatcher({
-      store: core.store,
-      feed: this.#feed,
-      config: () => core.state.webhooks,
-      secret: (e) => this.#secret(e),
-      now: core.now,
-      log: (e) => core.log(e),
-      resolve: this.#resolve,
-      retry: options.retry,
-    });
+    this.#makeDispatcher = () =>
+      new WebhookDispatcher({
+        store: core.store,
+        feed: this.#feed,
+        config: () => core.state.webhooks,
+        secret: (e) => this.#secret(e),
+        now: core.now,
+        log: (e) => core.log(e),
+        resolve: this.#resolve,
+        retry: options.retry,
+        progress: options.progress,
+      });
+    this.#dispatcher = this.#makeDispatcher();
   }
 
   /**
@@ -92,8 +98,17 @@ export class Webhooks {
     });
   }
 
+  /** Delivery as it runs now (replaced when a writer that lost its lease becomes the writer again). */
+  get dispatcher(): WebhookDispatcher {
+    return this.#dispatcher;
+  }
+
   start(): void {
-    this.dispatcher.start();
+    // A lost lease closed the dispatcher; a new term as writer gets a fresh one, which reads the
+    // shared progress again rather than trusting what this instance knew before.
+    if (this.#core.closed) return;
+    if (this.#dispatcher.closed) this.#dispatcher = this.#makeDispatcher();
+    this.#dispatcher.start();
   }
 
   #secret(e: WebhookEndpoint): string | null {
@@ -228,6 +243,8 @@ export class Webhooks {
 
   /** POST /webhooks/{id}/deliveries/{delivery}/resend. */
   async resend(id: string, delivery: string): Promise<Record<string, unknown>> {
+    // Only the writer delivers: a standby says where to send this (503 not_writer) rather than queue it.
+    this.#core.store.assertWriter();
     const e = this.#endpoint(id);
     const r = await this.dispatcher.resend(e, eventSeq(delivery));
     if (!r) throw new NotFoundError('delivery', delivery);
