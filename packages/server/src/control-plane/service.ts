@@ -248,6 +248,7 @@ export class ControlPlane {
         store.revive();
         core.writer.resync();
         if (!core.writer.anchorOk) throw new Error('the replica of the receipt log does not match its anchor');
+        cp.leaseLost = null;
         cp.#startWriting();
       },
       demoted: (reason) => {
