@@ -117,6 +117,11 @@ export interface SharedLog {
   readonly fence: number | undefined;
   /** Throws (503, not_writer) unless this instance holds the writer's lease. */
   assertWriter(): void;
+  /**
+   * Told when a commit failed (in the log, the batch or this map): the store takes no more writes,
+   * so the writer must give its lease up rather than hold it for a store that refuses everything.
+   */
+  commitFailed(error: unknown): void;
 }
 
 export interface IntentStoreOptions {
@@ -445,6 +450,8 @@ export class IntentStore {
     } catch (e) {
       this.#failed ??= e;
       for (const w of group) w.reject(e);
+      // Another instance, or this one once its map has caught up with the log and is revived, writes on.
+      this.#shared?.commitFailed(e);
     } finally {
       this.#committing = false;
       this.#schedule();

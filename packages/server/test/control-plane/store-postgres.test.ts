@@ -5,7 +5,7 @@
  * follow, and a schema that must be current (`vault-control-plane migrate`) before anyone opens it.
  * Every check of what was committed reads the tables, not the instance that wrote them.
  */
-import { applyMigrations, pendingMigrations, type ReceiptRecord, type SqlPool, type VaultEvent } from '@vault/sdk';
+import { applyMigrations, pendingMigrations, verifyReceiptChain, type ReceiptRecord, type SqlPool, type VaultEvent } from '@vault/sdk';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,8 +14,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startPostgres } from '../../../../scripts/postgres.mjs';
 import { migrateControlPlane, NotWriterError, PostgresLog } from '../../src/control-plane/postgres/log.js';
 import { CONTROL_PLANE_SCHEMA } from '../../src/control-plane/postgres/schema.js';
-import { IntentStore } from '../../src/control-plane/store.js';
-import { Chain, intentId, newSigner, snapshot, storeSuite, type OpenedStore } from './store-suite.js';
+import { IntentStore, type IntentRecord } from '../../src/control-plane/store.js';
+import { Chain, intentId, newSigner, record, snapshot, storeSuite, type OpenedStore } from './store-suite.js';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 120_000 });
 
@@ -209,10 +209,52 @@ describe('store on PostgreSQL: the lease, the log, standbys, the schema', () => 
       ]);
       expect(a.store.get(intentId(1))).toBeUndefined();
       expect(a.store.getMeta().receipts).toBe(1);
-      // The store writes no more (its chain and the log's have parted); a restart resumes from the log.
+      // The store writes no more (its map and the log have parted) and A gives the lease up; whoever
+      // takes over first applies the log, entry 2 included.
       expect(a.store.fault).toMatch(/earlier commit failed/);
       await expect(chain.create({ n: 2 })).rejects.toThrow(/earlier commit failed/);
+      expect(a.log.role).toBe('standby');
+      expect(a.demoted).toEqual(['commit_failed']);
+      await until('the lease to be given up', async () => (await sql(url, "SELECT expires_at <= now() AS free FROM cp_lease WHERE name = 'writer'"))[0]!['free'] === true);
+      await until("A's replica to apply entry 2", () => a.store.appliedLogSeq === 2);
     } finally {
+      await a.close();
+    }
+  });
+
+  it('a writer whose commit fails steps down and gives the lease up: another instance takes over and the chain goes on', async () => {
+    const url = await freshDatabase();
+    const signer = newSigner();
+    const seal = (r: ReceiptRecord) => signer.seal(r);
+    // A's lease is long: only a lease given up, not one run out, lets B in within the wait below.
+    const a = await instance(url, tempDir(), 'a', seal, 30);
+    const b = await instance(url, tempDir(), 'b', seal, 2);
+    try {
+      const chain = new Chain(signer, a.store);
+      await chain.create({ n: 0 });
+      // A batch no encoder takes (a bigint past 64 bits): the commit fails, nothing is written.
+      const r = chain.receipt('intent.created', intentId(1), { n: 1 });
+      const bad = { ...record({ n: 1 }, r), execution: { weight: 2n ** 70n } } as unknown as IntentRecord;
+      await expect(a.store.write(bad, r, { isNew: true })).rejects.toThrow();
+      expect(a.store.fault).toMatch(/earlier commit failed/);
+      // A store that takes no writes must not keep the lease: every other instance would refuse writes for it.
+      expect(a.log.role).toBe('standby');
+      expect(a.demoted).toEqual(['commit_failed']);
+      const writer = await until('an instance to take over', () => [a, b].find((i) => i.log.role === 'writer'), 10_000);
+      expect(writer.store.fence).toBe(2);
+      expect(writer.store.fault).toBeNull();
+      // The chain goes on from the last committed receipt, under the new token.
+      chain.store = writer.store;
+      chain.head = writer.store.lastReceipt();
+      await chain.create({ n: 1 });
+      const receipts = (await sql(url, 'SELECT record FROM cp_receipts ORDER BY seq')).map((row) => row['record'] as ReceiptRecord);
+      expect(receipts.map((x) => [x.seq, x.fence])).toEqual([
+        [0, 1],
+        [1, 2],
+      ]);
+      expect(verifyReceiptChain(receipts, signer.publicKeyHex, { head: chain.head!.hash, length: 2 }).verified).toBe(true);
+    } finally {
+      await b.close();
       await a.close();
     }
   });

@@ -243,6 +243,20 @@ export class PostgresLog implements SharedLog {
     }
   }
 
+  /**
+   * A commit of this writer failed after the fence let it through (the database, the batch, or the
+   * replica after the append): its store now refuses every write, so it steps down and gives the
+   * lease up at once. Holding it would leave every instance refusing writes until a restart; a
+   * standby, or this instance once its replica has caught up with the log, takes over instead.
+   */
+  commitFailed(error: unknown): void {
+    if (this.#role !== 'writer') return;
+    const token = this.#token;
+    this.#o.log({ event: 'commit_failed', error: error instanceof Error ? error.message : String(error) });
+    this.#demote('commit_failed');
+    void this.#release(token);
+  }
+
   /** Applies every log entry the replica lacks (one catch-up at a time; a call during one waits for a fresh pass). */
   catchUp(): Promise<void> {
     if (this.#catchingUp) {
@@ -363,10 +377,10 @@ export class PostgresLog implements SharedLog {
   }
 
   /** Gives the lease up (a clean stop), so a standby need not wait for it to expire. */
-  async #release(): Promise<void> {
-    if (this.#token === undefined) return;
+  async #release(token = this.#token): Promise<void> {
+    if (token === undefined) return;
     await this.#pool
-      .query("UPDATE cp_lease SET expires_at = now() WHERE name = 'writer' AND holder = $1 AND token = $2", [this.#o.instanceId, this.#token])
+      .query("UPDATE cp_lease SET expires_at = now() WHERE name = 'writer' AND holder = $1 AND token = $2", [this.#o.instanceId, token])
       .catch(() => undefined);
   }
 
