@@ -108,7 +108,13 @@ async function instance(url: string, dir: string, name: string, seal: (r: Receip
     },
     demoted: (reason) => inst.demoted.push(reason),
   });
-  await log.start();
+  try {
+    await log.start();
+  } catch (e) {
+    await log.close();
+    await store.close();
+    throw e;
+  }
   return inst;
 }
 
@@ -301,6 +307,40 @@ describe('store on PostgreSQL: the lease, the log, standbys, the schema', () => 
       await b.close();
       await a.close();
     }
+  });
+
+  it('attack: a replica ahead of the log, or from another database, is refused rather than written after', async () => {
+    const signer = newSigner();
+    const seal = (r: ReceiptRecord) => signer.seal(r);
+    const url = await freshDatabase();
+    const dir = tempDir();
+    const a = await instance(url, dir, 'a', seal);
+    const chain = new Chain(signer, a.store);
+    for (let n = 0; n < 3; n++) await chain.create({ n });
+    const head = a.store.getMeta();
+    await a.close();
+    const refused = /replica .*does not match the database's log/;
+    // Another database that has never seen this replica's entries.
+    const other = await freshDatabase();
+    await expect(instance(other, dir, 'a', seal)).rejects.toThrow(refused);
+    // Another database as long as this one, with other receipts (another vault's log).
+    const otherSigner = newSigner();
+    const b = await instance(other, tempDir(), 'b', (r) => otherSigner.seal(r));
+    const otherChain = new Chain(otherSigner, b.store);
+    for (let n = 0; n < 3; n++) await otherChain.create({ n: 10 + n });
+    await b.close();
+    await expect(instance(other, dir, 'a', seal)).rejects.toThrow(refused);
+    // This database restored to an earlier point: its log lacks the replica's last entries.
+    await sql(url, 'DELETE FROM cp_log WHERE seq > 1; DELETE FROM cp_receipts WHERE seq > 0; DELETE FROM cp_events WHERE seq > 1');
+    await expect(instance(url, dir, 'a', seal)).rejects.toThrow(refused);
+    // Nothing was appended by the refused instances, and the lease is free.
+    expect((await sql(url, 'SELECT seq FROM cp_log ORDER BY seq')).map((r) => Number(r['seq']))).toEqual([1]);
+    expect((await sql(other, 'SELECT count(*)::int AS n FROM cp_log'))[0]).toEqual({ n: 3 });
+    // The replica rebuilt from the log (an empty directory) is accepted.
+    const rebuilt = await instance(url, tempDir(), 'a', seal);
+    expect(rebuilt.store.getMeta().receipts).toBe(1);
+    expect(head.receipts).toBe(3);
+    await rebuilt.close();
   });
 
   it('a database that is behind is refused until `vault-control-plane migrate`; one that is ahead is refused by migrate and open ("upgrade")', async () => {

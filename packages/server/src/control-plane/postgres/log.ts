@@ -150,6 +150,7 @@ export class PostgresLog implements SharedLog {
 
   /** Catches the replica up with the log, then starts following it and competing for the lease. */
   async start(): Promise<void> {
+    await this.#checkReplica();
     await this.catchUp();
     this.#listener.on('notification', () => this.#kick());
     const poll = (): void => {
@@ -164,6 +165,27 @@ export class PostgresLog implements SharedLog {
       if (!this.#closed) (this.#leaseTimer = setTimeout(() => void tick(), every)).unref();
     };
     await tick();
+  }
+
+  /**
+   * Refuses a replica that is not a prefix of this database's log: one from another database, or
+   * one ahead of a database restored to an earlier point. Followed, it would have this instance
+   * append after entries the log never had (a gap in cp_log, receipts only this map holds).
+   */
+  async #checkReplica(): Promise<void> {
+    const store = this.#store;
+    if (!store) throw new InternalError('postgres log: no store attached');
+    const applied = store.appliedLogSeq;
+    const meta = store.getMeta();
+    if (applied === 0 && meta.receipts === 0) return;
+    const { rows } = await this.#pool.query('SELECT EXISTS (SELECT 1 FROM cp_log WHERE seq = $1) AS entry, (SELECT hash FROM cp_receipts WHERE seq = $2) AS head', [applied, meta.receipts - 1]);
+    const entryOk = applied > 0 && rows[0]?.['entry'] === true;
+    const headOk = meta.receipts === 0 || rows[0]?.['head'] === meta.head;
+    if (!entryOk || !headOk) {
+      throw new Error(
+        `this instance's replica (log entry ${applied}, ${meta.receipts} receipts) does not match the database's log: it comes from another database, or the database was restored to an earlier point; remove the instance's replica directory to rebuild it from the log, or point it at its own database`,
+      );
+    }
   }
 
   get role(): LeaseRole {
