@@ -14,7 +14,7 @@
  * strong). A group is one transaction, so the log on disk always ends on a signed record.
  *
  * Two implementations of one store: LMDB alone (the map is the store; `npm start` keeps it), and
- * PostgreSQL (postgres/store.ts): each group is first committed to a shared log in the database,
+ * PostgreSQL (postgres/log.ts): each group is first committed to a shared log in the database,
  * fenced by the writer's lease, and the map is this instance's replica of that log, rebuilt from
  * it when lost. Other instances apply the same batches in the same order (applyReplicated).
  */
