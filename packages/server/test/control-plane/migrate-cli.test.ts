@@ -11,7 +11,10 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startPostgres } from '../../../../scripts/postgres.mjs';
+import { initStateDir } from '../../src/control-plane/run.js';
 import { bundleClis, SERVER_PKG } from '../cli-bundle.js';
+import { FAST_SCRYPT, PASSPHRASE } from './helpers.js';
+import { waitLine } from './processes.js';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 120_000 });
 
@@ -54,13 +57,17 @@ interface Run {
   stderr: string;
 }
 
-/** Runs the CLI with `env` over a copy of this process's environment without any database setting of its own. */
+/** Runs `vault-control-plane migrate` with `env` over a copy of this process's environment without any database setting of its own. */
 function migrate(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  return runCli(['migrate', ...args], env);
+}
+
+function runCli(args: string[], env: Record<string, string>): Promise<Run> {
   const base = { ...process.env };
   delete base['VAULT_DATABASE_URL'];
   delete base['VAULT_DATABASE_URL_FILE'];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, 'migrate', ...args], { cwd: dir, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [cli, ...args], { cwd: dir, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -125,6 +132,33 @@ describe('vault-control-plane migrate (the real CLI)', () => {
     expect(run.stderr).toMatch(/readable by group or others \(mode 644\); chmod 600 it/);
     expectNoSecret(run, url, db.password);
     expect(await tables(url)).toEqual([]);
+  });
+
+  it('serve refuses a database that is behind, naming migrate; after migrate the same command serves', async () => {
+    const url = await freshDatabase();
+    const stateDir = join(dir, 'state-behind');
+    await initStateDir({ stateDir, passphrase: PASSPHRASE, scrypt: FAST_SCRYPT });
+    const refused = await runCli(['serve', '--state-dir', stateDir, '--port', '0'], { VAULT_DATABASE_URL: url });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/the database schema is behind \(missing migrations 1\); run: vault-control-plane migrate/);
+    expectNoSecret(refused, url, db.password);
+    expect(await tables(url)).toEqual([]);
+    expect((await migrate([], { VAULT_DATABASE_URL: url })).stdout).toBe('applied migrations 1\n');
+    // Now it starts (and is stopped as soon as it listens).
+    const base = { ...process.env };
+    delete base['VAULT_DATABASE_URL_FILE'];
+    const proc = spawn(process.execPath, [cli, 'serve', '--state-dir', stateDir, '--port', '0', '--lease-seconds', '2'], { cwd: dir, env: { ...base, VAULT_DATABASE_URL: url }, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const line = await waitLine(proc, (l) => l.includes('"event":"listening"'));
+      expect(line).not.toContain(db.password);
+    } finally {
+      const exited = new Promise((r) => proc.once('exit', r));
+      proc.kill('SIGTERM');
+      // A stop that hangs must not outlive the test.
+      const hard = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(hard);
+    }
   });
 
   it('no database at all: exit 1 naming VAULT_DATABASE_URL and --database-url-file', async () => {
