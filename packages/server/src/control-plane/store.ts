@@ -14,7 +14,7 @@
  * strong). A group is one transaction, so the log on disk always ends on a signed record.
  *
  * Two implementations of one store: LMDB alone (the map is the store; `npm start` keeps it), and
- * PostgreSQL (postgres/store.ts): each group is first committed to a shared log in the database,
+ * PostgreSQL (postgres/log.ts): each group is first committed to a shared log in the database,
  * fenced by the writer's lease, and the map is this instance's replica of that log, rebuilt from
  * it when lost. Other instances apply the same batches in the same order (applyReplicated).
  */
@@ -122,6 +122,11 @@ export interface SharedLog {
   readonly fence: number | undefined;
   /** Throws (503, not_writer) unless this instance holds the writer's lease. */
   assertWriter(): void;
+  /**
+   * Told when a commit failed (in the log, the batch or this map): the store takes no more writes,
+   * so the writer must give its lease up rather than hold it for a store that refuses everything.
+   */
+  commitFailed(error: unknown): void;
 }
 
 export interface IntentStoreOptions {
@@ -459,6 +464,8 @@ export class IntentStore {
     } catch (e) {
       this.#failed ??= e;
       for (const w of group) w.reject(e);
+      // Another instance, or this one once its map has caught up with the log and is revived, writes on.
+      this.#shared?.commitFailed(e);
     } finally {
       this.#committing = false;
       this.#schedule();

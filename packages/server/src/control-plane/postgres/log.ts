@@ -100,6 +100,8 @@ export class PostgresLog implements SharedLog, DeliveryProgress {
   #catchingUp: Promise<void> | null = null;
   #again = false;
   #leaseBusy = false;
+  /** The promotion under way or last finished (start() waits for the first). */
+  #promotion: Promise<void> = Promise.resolve();
   #closed = false;
   /** Takeovers by this instance and losses, for /metrics. */
   readonly counters = { promotions: 0, demotions: 0, applied: 0 };
@@ -156,6 +158,7 @@ export class PostgresLog implements SharedLog, DeliveryProgress {
 
   /** Catches the replica up with the log, then starts following it and competing for the lease. */
   async start(): Promise<void> {
+    await this.#checkReplica();
     await this.catchUp();
     this.#listener.on('notification', () => this.#kick());
     const poll = (): void => {
@@ -170,6 +173,29 @@ export class PostgresLog implements SharedLog, DeliveryProgress {
       if (!this.#closed) (this.#leaseTimer = setTimeout(() => void tick(), every)).unref();
     };
     await tick();
+    // The lease was free: return once this instance writes (or its promotion failed, logged).
+    await this.#promotion;
+  }
+
+  /**
+   * Refuses a replica that is not a prefix of this database's log: one from another database, or
+   * one ahead of a database restored to an earlier point. Followed, it would have this instance
+   * append after entries the log never had (a gap in cp_log, receipts only this map holds).
+   */
+  async #checkReplica(): Promise<void> {
+    const store = this.#store;
+    if (!store) throw new InternalError('postgres log: no store attached');
+    const applied = store.appliedLogSeq;
+    const meta = store.getMeta();
+    if (applied === 0 && meta.receipts === 0) return;
+    const { rows } = await this.#pool.query('SELECT EXISTS (SELECT 1 FROM cp_log WHERE seq = $1) AS entry, (SELECT hash FROM cp_receipts WHERE seq = $2) AS head', [applied, meta.receipts - 1]);
+    const entryOk = applied > 0 && rows[0]?.['entry'] === true;
+    const headOk = meta.receipts === 0 || rows[0]?.['head'] === meta.head;
+    if (!entryOk || !headOk) {
+      throw new Error(
+        `this instance's replica (log entry ${applied}, ${meta.receipts} receipts) does not match the database's log: it comes from another database, or the database was restored to an earlier point; remove the instance's replica directory to rebuild it from the log, or point it at its own database`,
+      );
+    }
   }
 
   get role(): LeaseRole {
@@ -292,6 +318,20 @@ export class PostgresLog implements SharedLog, DeliveryProgress {
     }
   }
 
+  /**
+   * A commit of this writer failed after the fence let it through (the database, the batch, or the
+   * replica after the append): its store now refuses every write, so it steps down and gives the
+   * lease up at once. Holding it would leave every instance refusing writes until a restart; a
+   * standby, or this instance once its replica has caught up with the log, takes over instead.
+   */
+  commitFailed(error: unknown): void {
+    if (this.#role !== 'writer') return;
+    const token = this.#token;
+    this.#o.log({ event: 'commit_failed', error: error instanceof Error ? error.message : String(error) });
+    this.#demote('commit_failed');
+    void this.#release(token);
+  }
+
   /** Applies every log entry the replica lacks (one catch-up at a time; a call during one waits for a fresh pass). */
   catchUp(): Promise<void> {
     if (this.#catchingUp) {
@@ -388,8 +428,8 @@ export class PostgresLog implements SharedLog, DeliveryProgress {
     this.#deadline = this.#counted(sentAt);
     this.#role = 'promoting';
     this.#writerUrl = this.#o.advertiseUrl();
-    // Not awaited: the lease keeps being renewed while the replica catches up.
-    void this.#promote();
+    // Not awaited here: the lease keeps being renewed while the replica catches up.
+    this.#promotion = this.#promote();
   }
 
   async #promote(): Promise<void> {
@@ -426,10 +466,10 @@ export class PostgresLog implements SharedLog, DeliveryProgress {
   }
 
   /** Gives the lease up (a clean stop), so a standby need not wait for it to expire. */
-  async #release(): Promise<void> {
-    if (this.#token === undefined) return;
+  async #release(token = this.#token): Promise<void> {
+    if (token === undefined) return;
     await this.#pool
-      .query("UPDATE cp_lease SET expires_at = now() WHERE name = 'writer' AND holder = $1 AND token = $2", [this.#o.instanceId, this.#token])
+      .query("UPDATE cp_lease SET expires_at = now() WHERE name = 'writer' AND holder = $1 AND token = $2", [this.#o.instanceId, token])
       .catch(() => undefined);
   }
 
