@@ -11,23 +11,13 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startPostgres } from '../../../../scripts/postgres.mjs';
 import { migrateControlPlane } from '../../src/control-plane/postgres/log.js';
 import { startControlPlane, type RunningControlPlane } from '../../src/control-plane/run.js';
-import { PASSPHRASE, setup, type Harness } from './helpers.js';
+import { PASSPHRASE, setup, until, type Harness } from './helpers.js';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 120_000 });
 
 let db: Awaited<ReturnType<typeof startPostgres>>;
 let h: Harness;
 const extra: RunningControlPlane[] = [];
-
-async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** A second instance on a copy of the first's state directory (same keys and state; its own replica). */
 async function standby(name: string, leaseSeconds: number): Promise<{ running: RunningControlPlane; client: ControlPlaneClient }> {
