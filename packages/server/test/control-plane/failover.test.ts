@@ -220,36 +220,43 @@ describe('control-plane failover (real processes on one PostgreSQL)', () => {
     for (let i = 0; i < 5; i++) await b.client.createIntent(newIntent());
   });
 
-  it('kill -9 of the writer mid-execute: the new writer finishes it, one ledger transaction', async () => {
-    // b writes (fence 2); a comes back as its standby on its own replica (the killed process's lock is stale).
-    a = await serve('a');
-    expect(isWriter(a)).toBe(false);
+  /** The instance that writes now and the one that follows it; a takeover swaps them. */
+  let writer: ServedControlPlane;
+  let standby: ServedControlPlane;
+  /** Restarts the instance that died last as the standby (its own replica; the dead process's lock is stale). */
+  async function restartStandby(): Promise<void> {
+    const name = writer === a ? 'b' : 'a';
+    standby = await serve(name);
+    if (name === 'a') a = standby;
+    else b = standby;
+    expect(isWriter(standby)).toBe(false);
+  }
+  async function takeover(): Promise<void> {
+    await until('the standby to take the lease', () => isWriter(standby), 20_000);
+    [writer, standby] = [standby, writer];
+  }
+
+  /** Creates `n` intents on the writer and starts executing them all at once; resolves each to its status or 'died'. */
+  async function executeMany(n: number): Promise<{ ids: string[]; dests: string[]; results: Promise<string>[] }> {
     const ids: string[] = [];
     const dests: string[] = [];
-    for (let i = 0; i < 6; i++) {
+    for (let i = 0; i < n; i++) {
       const req = newIntent();
-      ids.push((await b.client.createIntent(req)).intentId);
+      ids.push((await writer.client.createIntent(req)).intentId);
       dests.push(req.destination);
     }
-    const mark = await ledgerMark();
-    // A refusal (e.g. past_sequence: executes of one wallet at once race for its sequence) is an
+    // A refusal (past_sequence: executes of one wallet at once race for its sequence) is an
     // answer, not the kill: only a transport fault counts as died.
-    const results = ids.map((id) => b.client.execute(id).then((o) => o.status as string, (e: unknown) => (e instanceof TransportError ? 'died' : 'refused')));
-    // The attempt is committed (receipt intent.signing) before any signer is asked; the signers then
-    // take SIGNER_DELAY_MS to answer. Kill once most executes are there.
-    await until('executes on b to reach the signers', async () => {
-      const { rows } = await sql!.query("SELECT count(DISTINCT intent_id)::int AS n FROM cp_receipts WHERE kind = 'intent.signing' AND intent_id = ANY($1)", [ids]);
-      return rows[0].n >= 4 || undefined;
-    });
-    await kill9(b.proc);
-    const statuses = await Promise.all(results);
-    expect(statuses, 'the kill landed while executes were in flight').toContain('died');
+    const w = writer;
+    const results = ids.map((id) => w.client.execute(id).then((o) => o.status as string, (e: unknown) => (e instanceof TransportError ? 'died' : 'refused')));
+    return { ids, dests, results };
+  }
 
-    await until('a to take the lease', () => isWriter(a), 20_000);
+  /** Each intent confirms on the (new) writer, and the ledger holds exactly one transaction per intent. */
+  async function expectConfirmedOnce(ids: string[], dests: string[], mark: { txs: number; subs: number }): Promise<void> {
     for (const id of ids) {
-      // a resumes what the log shows in flight (resumeInflight); an execute completes the rest.
-      const out = await writeWhenWriter(`${id} to confirm on a`, async () => {
-        const o = await a.client.execute(id);
+      const out = await writeWhenWriter(`${id} to confirm on the new writer`, async () => {
+        const o = await writer.client.execute(id);
         if (o.status !== 'confirmed') throw new Error(o.status);
         return o;
       });
@@ -259,42 +266,83 @@ describe('control-plane failover (real processes on one PostgreSQL)', () => {
     expect(onLedger.sort(), 'one ledger transaction per intent').toEqual([...dests].sort());
     expect(accepted).toHaveLength(ids.length);
     expect(new Set(accepted).size).toBe(ids.length);
-    expect((await a.client.ledgerVerify()).verified).toBe(true);
+    expect((await writer.client.ledgerVerify()).verified).toBe(true);
+  }
+
+  const intentsIn = async (ids: string[], status: string): Promise<number> =>
+    (await sql!.query('SELECT count(*)::int AS n FROM cp_intents WHERE status = $1 AND intent_id = ANY($2)', [status, ids])).rows[0].n;
+
+  it('kill -9 of the writer mid-execute: the new writer finishes it, one ledger transaction', async () => {
+    [writer, standby] = [b, a]; // b writes (fence 2) since the last test; a died there
+    await restartStandby();
+    const mark = await ledgerMark();
+    const { ids, dests, results } = await executeMany(6);
+    // The attempt is committed (receipt intent.signing) before any signer is asked; the signers then
+    // take SIGNER_DELAY_MS to answer. Kill once most executes are there.
+    await until('executes on the writer to reach the signers', async () => {
+      const { rows } = await sql!.query("SELECT count(DISTINCT intent_id)::int AS n FROM cp_receipts WHERE kind = 'intent.signing' AND intent_id = ANY($1)", [ids]);
+      return rows[0].n >= 4 || undefined;
+    });
+    await kill9(writer.proc);
+    expect(await Promise.all(results), 'the kill landed while executes were in flight').toContain('died');
+    await takeover();
+    await expectConfirmedOnce(ids, dests, mark);
     expect(await expectChainInDatabase()).toEqual([1, 2, 3]);
   });
 
+  it('kill -9 of the writer after its transactions landed, before the ledger answered: the new writer resumes them, one ledger transaction', async () => {
+    await restartStandby();
+    const mark = await ledgerMark();
+    await devnetRpc(devnet!, 'delaySubmitReplies', [60_000]);
+    try {
+      const { ids, dests, results } = await executeMany(3);
+      // `submitted` (with the blob) is in the log before the ledger sees the blob; the ledger has
+      // applied it (txs grew) but holds its answer back.
+      await until('a transaction on the ledger whose answer the writer has not had', async () => (await intentsIn(ids, 'submitted')) >= 1 && (await ledgerSince(mark)).dests.length >= 1);
+      await kill9(writer.proc);
+      await devnetRpc(devnet!, 'delaySubmitReplies', [0]);
+      expect(await Promise.all(results)).toContain('died');
+      await takeover();
+      // What the log shows submitted is in the new writer's in-flight index: it resumes it unasked.
+      await until('the new writer to resume the submitted intents', () => writer.lines.some((l) => l.includes('"event":"resume"')));
+      await expectConfirmedOnce(ids, dests, mark);
+      expect(await expectChainInDatabase()).toEqual([1, 2, 3, 4]);
+    } finally {
+      await devnetRpc(devnet!, 'delaySubmitReplies', [0]);
+    }
+  });
+
   it('a paused writer cannot append after the takeover', async () => {
-    // a writes (fence 3); b comes back as its standby.
-    b = await serve('b');
-    expect(isWriter(b)).toBe(false);
-    await until('b to name a as the writer', async () => {
-      const r = await post(b, '/intent', newIntent());
-      return r.status === 503 && r.body.error.data.writer === a.url;
+    await restartStandby();
+    const paused = writer;
+    await until('the standby to name the writer', async () => {
+      const r = await post(standby, '/intent', newIntent());
+      return r.status === 503 && r.body.error.data.writer === paused.url;
     });
-    await a.client.createIntent(newIntent());
-    a.proc.kill('SIGSTOP');
-    await until('b to take the lease from the paused a', () => isWriter(b), 20_000);
-    await writeWhenWriter('a first write on b', () => b.client.createIntent(newIntent()));
-    // Sent while a is stopped, so it is among the first things a reads when it wakes.
+    await paused.client.createIntent(newIntent());
+    paused.proc.kill('SIGSTOP');
+    await takeover();
+    await writeWhenWriter('a first write on the new writer', () => writer.client.createIntent(newIntent()));
+    // Sent while the old writer is stopped, so it is among the first things it reads when it wakes.
     const lateReq = newIntent();
-    const late = post(a, '/intent', lateReq);
+    const late = post(paused, '/intent', lateReq);
     await new Promise((r) => setTimeout(r, 100));
-    a.proc.kill('SIGCONT');
+    paused.proc.kill('SIGCONT');
     // The request that finds the lease gone must get its 503, not a closed socket: a client
     // cannot tell a dropped connection from a write that may have been made.
     const refused = await late.catch((e: unknown) => {
-      throw new Error(`a answered nothing; its stderr: ${a.stderr()}`, { cause: e });
+      throw new Error(`the paused writer answered nothing; its stderr: ${paused.stderr()}`, { cause: e });
     });
     expect(refused.status).toBe(503);
     expect(refused.body.error.data.reason).toBe('not_writer');
-    const code = await until('a to exit', () => a.proc.exitCode ?? undefined, 15_000);
+    const code = await until('the paused writer to exit', () => paused.proc.exitCode ?? undefined, 15_000);
     expect(code).toBe(3);
-    expect(a.stderr()).toMatch(/lost the writer's lease/);
+    expect(paused.stderr()).toMatch(/lost the writer's lease/);
 
     const { rows } = await sql!.query("SELECT count(*)::int AS n FROM cp_intents WHERE record->'intent'->>'amount' = $1", [lateReq.amount]);
     expect(rows[0].n, 'the refused write left nothing').toBe(0);
-    expect((await b.client.ledgerVerify()).verified).toBe(true);
-    expect(await expectChainInDatabase()).toEqual([1, 2, 3, 4]);
-    await b.client.createIntent(newIntent());
+    expect((await writer.client.ledgerVerify()).verified).toBe(true);
+    expect(await expectChainInDatabase()).toEqual([1, 2, 3, 4, 5]);
+    await writer.client.createIntent(newIntent());
   });
 });

@@ -103,7 +103,7 @@ export async function serveControlPlane(cli: string, stateDir: string, args: rea
 }
 
 /** One call to the devnet's JSON RPC (e.g. `txs`, `submissions`: what the ledger itself holds). */
-export async function devnetRpc(devnet: Devnet, method: string): Promise<any> {
-  const r = await fetch(`${devnet.rpc_url}/rpc`, { method: 'POST', body: JSON.stringify({ method, params: [] }) });
+export async function devnetRpc(devnet: Devnet, method: string, params: unknown[] = []): Promise<any> {
+  const r = await fetch(`${devnet.rpc_url}/rpc`, { method: 'POST', body: JSON.stringify({ method, params }) });
   return r.json();
 }
