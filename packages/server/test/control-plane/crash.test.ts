@@ -7,17 +7,12 @@
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, existsSync, writeFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { initStateDir } from '../../src/control-plane/run.js';
-import { emptyState } from '../../src/control-plane/state.js';
-import { FAST_SCRYPT, PASSPHRASE } from './helpers.js';
-import { buildControlPlaneCli, devnetRpc, kill9, serveControlPlane, startDevnet, type Devnet } from './processes.js';
+import { buildControlPlaneCli, devnetRpc, initDevnetStateDir, kill9, serveControlPlane, startDevnet, type Devnet } from './processes.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
-const here = dirname(fileURLToPath(import.meta.url));
 let cli = '';
 
 const serve = (stateDir: string) => serveControlPlane(cli, stateDir);
@@ -30,19 +25,7 @@ beforeAll(async () => {
   cli = await buildControlPlaneCli('cli-test');
   dir = mkdtempSync(join(tmpdir(), 'vault-crash-'));
   devnet = await startDevnet(dir, 40);
-  const stateDir = join(dir, 'state');
-  await initStateDir({
-    stateDir,
-    passphrase: PASSPHRASE,
-    scrypt: FAST_SCRYPT,
-    state: {
-      ...emptyState(),
-      wallets: [devnet.wallet],
-      policies: [{ wallet: 'crash', version: 1, rules: [{ rule: 'always_allow' }] }],
-      signers: devnet.signers,
-      drivers: [{ module: join(here, 'fixtures/memory-driver.mjs'), options: { rpc_url: devnet.rpc_url } }],
-    },
-  });
+  await initDevnetStateDir(join(dir, 'state'), devnet);
 }, 120_000);
 
 afterAll(async () => {

@@ -10,20 +10,16 @@ import { TransportError, verifyReceiptChain } from '@vault/sdk';
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startPostgres } from '../../../../scripts/postgres.mjs';
-import { initStateDir } from '../../src/control-plane/run.js';
-import { emptyState } from '../../src/control-plane/state.js';
-import { FAST_SCRYPT, PASSPHRASE, until } from './helpers.js';
-import { buildControlPlaneCli, devnetRpc, kill9, serveControlPlane, startDevnet, type Devnet, type ServedControlPlane } from './processes.js';
+import { until } from './helpers.js';
+import { buildControlPlaneCli, devnetRpc, initDevnetStateDir, kill9, serveControlPlane, startDevnet, type Devnet, type ServedControlPlane } from './processes.js';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 120_000 });
 
-const here = dirname(fileURLToPath(import.meta.url));
 const LEASE_SECONDS = 2;
 // Slow enough that a kill lands while the signers are still answering (test 3).
 const SIGNER_DELAY_MS = 300;
@@ -40,7 +36,7 @@ let receiptKey = '';
 const stateOf = (name: 'a' | 'b') => join(dir, `state-${name}`);
 
 async function serve(name: 'a' | 'b'): Promise<ServedControlPlane> {
-  const s = await serveControlPlane(cli, stateOf(name), ['--instance-id', name, '--lease-seconds', String(LEASE_SECONDS)], { VAULT_DATABASE_URL: db!.url });
+  const s = await serveControlPlane(cli, stateOf(name), { args: ['--instance-id', name, '--lease-seconds', String(LEASE_SECONDS)], env: { VAULT_DATABASE_URL: db!.url } });
   procs.push(s.proc);
   return s;
 }
@@ -111,18 +107,7 @@ beforeAll(async () => {
   expect(migrate.status).toBe(0);
   sql = new pg.Client({ connectionString: db.url });
   await sql.connect();
-  ({ receiptPublicKey: receiptKey } = await initStateDir({
-    stateDir: stateOf('a'),
-    passphrase: PASSPHRASE,
-    scrypt: FAST_SCRYPT,
-    state: {
-      ...emptyState(),
-      wallets: [devnet.wallet],
-      policies: [{ wallet: 'crash', version: 1, rules: [{ rule: 'always_allow' }] }],
-      signers: devnet.signers,
-      drivers: [{ module: join(here, 'fixtures/memory-driver.mjs'), options: { rpc_url: devnet.rpc_url } }],
-    },
-  }));
+  receiptKey = await initDevnetStateDir(stateOf('a'), devnet);
   // One state (receipt.key, operator.json, state.json) for both; each its own lock and replica.
   cpSync(stateOf('a'), stateOf('b'), { recursive: true, filter: (src) => !src.endsWith('serve.lock') && !src.includes('/replica') });
   a = await serve('a');

@@ -9,7 +9,9 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleClis, SERVER_PKG } from '../cli-bundle.js';
-import { PASSPHRASE } from './helpers.js';
+import { initStateDir } from '../../src/control-plane/run.js';
+import { emptyState } from '../../src/control-plane/state.js';
+import { FAST_SCRYPT, PASSPHRASE } from './helpers.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -72,6 +74,7 @@ export async function buildControlPlaneCli(name: string): Promise<string> {
 export interface ServedControlPlane {
   proc: ChildProcess;
   url: string;
+  port: number;
   client: ControlPlaneClient;
   /** Every line the process printed on stdout so far (JSON log lines, access log). */
   lines: string[];
@@ -80,12 +83,16 @@ export interface ServedControlPlane {
 }
 
 /**
- * `node <cli> serve --state-dir DIR --port 0 ...args` with `env` added to this process's; resolves
+ * `node <cli> serve --state-dir DIR --port PORT ...args` (port 0: any) with `env` added to this process's; resolves
  * once it listens, unlocked with the test passphrase. Its output is kept (`lines`, `stderr`), so a
  * test can look for a log line that came before it asked.
  */
-export async function serveControlPlane(cli: string, stateDir: string, args: readonly string[] = [], env: Record<string, string> = {}): Promise<ServedControlPlane> {
-  const proc = spawn(process.execPath, [cli, 'serve', '--state-dir', stateDir, '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'], cwd: SERVER_PKG, env: { ...process.env, ...env } });
+export async function serveControlPlane(
+  cli: string,
+  stateDir: string,
+  { port = 0, args = [], env = {} }: { port?: number; args?: readonly string[]; env?: Record<string, string> } = {},
+): Promise<ServedControlPlane> {
+  const proc = spawn(process.execPath, [cli, 'serve', '--state-dir', stateDir, '--port', String(port), ...args], { stdio: ['ignore', 'pipe', 'pipe'], cwd: SERVER_PKG, env: { ...process.env, ...env } });
   const lines: string[] = [];
   let err = '';
   let partial = '';
@@ -99,7 +106,27 @@ export async function serveControlPlane(cli: string, stateDir: string, args: rea
   const url = JSON.parse(line).url as string;
   const client = createControlPlaneClient({ baseUrl: url, timeoutMs: 20_000 });
   await client.unlock(PASSPHRASE);
-  return { proc, url, client, lines, stderr: () => err };
+  return { proc, url, port: Number(new URL(url).port), client, lines, stderr: () => err };
+}
+
+/**
+ * Initialises a state directory for the devnet's wallet (policy always_allow, the devnet's signers,
+ * the memory driver on its RPC); returns the receipt public key.
+ */
+export async function initDevnetStateDir(stateDir: string, devnet: Devnet): Promise<string> {
+  const r = await initStateDir({
+    stateDir,
+    passphrase: PASSPHRASE,
+    scrypt: FAST_SCRYPT,
+    state: {
+      ...emptyState(),
+      wallets: [devnet.wallet],
+      policies: [{ wallet: 'crash', version: 1, rules: [{ rule: 'always_allow' }] }],
+      signers: devnet.signers,
+      drivers: [{ module: join(here, 'fixtures/memory-driver.mjs'), options: { rpc_url: devnet.rpc_url } }],
+    },
+  });
+  return r.receiptPublicKey;
 }
 
 /** One call to the devnet's JSON RPC (e.g. `txs`, `submissions`: what the ledger itself holds). */
