@@ -6,7 +6,7 @@
  * with a higher fence. Every check of "submitted once" reads the ledger itself through the devnet's
  * RPC, and every check of the fence reads cp_receipts in the database.
  */
-import { TransportError, verifyReceiptChain } from '@vault/sdk';
+import { signApproval, TransportError, verifyReceiptChain } from '@vault/sdk';
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -44,11 +44,18 @@ async function serve(name: 'a' | 'b'): Promise<ServedControlPlane> {
 /** The process logged that it holds the lease (GET /ready does not say the role yet). */
 const isWriter = (s: ServedControlPlane) => s.lines.some((l) => l.includes('"event":"lease_acquired"'));
 
-/** A destination unique to each new intent, so ledger transactions map back to intents. */
-function newIntent(): { wallet: string; destination: string; amount: string } {
-  const amount = String(++amounts);
-  return { wallet: 'crash', destination: 'mem1' + amount.padStart(40, 'e'), amount };
+/** Above this amount an intent needs the devnet approver's approval. */
+const APPROVAL_ABOVE = 1_000_000;
+
+/** A destination unique to each new intent, so ledger transactions map back to intents; `needsApproval` puts the amount above APPROVAL_ABOVE. */
+function newIntent(needsApproval = false): { wallet: string; destination: string; amount: string } {
+  const n = ++amounts;
+  return { wallet: 'crash', destination: 'mem1' + String(n).padStart(40, 'e'), amount: String(needsApproval ? APPROVAL_ABOVE + n : n) };
 }
+
+/** The devnet approver's signed approval of `intentId`, now. */
+const approval = (intentId: string) =>
+  signApproval({ approver_id: devnet!.approver.id, intent: intentId, verdict: 'approve', at: Math.floor(Date.now() / 1000), strong_auth: false }, devnet!.approver.secret_key);
 
 async function post(s: ServedControlPlane, path: string, body: unknown): Promise<{ status: number; body: any }> {
   const r = await fetch(`${s.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${s.client.getToken()}` }, body: JSON.stringify(body) });
@@ -107,7 +114,10 @@ beforeAll(async () => {
   expect(migrate.status).toBe(0);
   sql = new pg.Client({ connectionString: db.url });
   await sql.connect();
-  receiptKey = await initDevnetStateDir(stateOf('a'), devnet);
+  receiptKey = await initDevnetStateDir(stateOf('a'), devnet, [
+    { rule: 'always_allow' },
+    { rule: 'approval_threshold', above: String(APPROVAL_ABOVE), required_weight: 1, approvers: [{ id: devnet.approver.id, weight: 1 }] },
+  ]);
   // One state (receipt.key, operator.json, state.json) for both; each its own lock and replica.
   cpSync(stateOf('a'), stateOf('b'), { recursive: true, filter: (src) => !src.endsWith('serve.lock') && !src.includes('/replica') });
   a = await serve('a');
@@ -132,10 +142,16 @@ describe('control-plane failover (real processes on one PostgreSQL)', () => {
     const ids: string[] = [];
     const dests = new Map<string, string>();
     for (let i = 0; i < 6; i++) {
-      const req = newIntent();
-      const id = (await a.client.createIntent(req)).intentId;
-      ids.push(id);
-      dests.set(id, req.destination);
+      const req = newIntent(true);
+      const created = await a.client.createIntent(req);
+      expect(created.status).toBe('pending_approvals');
+      // An approval is a write too: the standby refuses it, naming the writer; the writer records it.
+      const onB = await post(b, `/intent/${created.intentId}/approve-signed`, approval(created.intentId));
+      expect(onB.status).toBe(503);
+      expect(onB.body.error.data.writer).toBe(a.url);
+      expect((await a.client.approveSigned(created.intentId, approval(created.intentId))).status).toBe('allowed');
+      ids.push(created.intentId);
+      dests.set(created.intentId, req.destination);
     }
     const mark = await ledgerMark();
     for (const id of ids) {

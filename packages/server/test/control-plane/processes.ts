@@ -3,7 +3,7 @@
  * fixtures/devnet.mjs), the control plane's CLI built from source and served, waiting for a line a
  * process prints, and kill -9.
  */
-import { createControlPlaneClient, type ControlPlaneClient } from '@vault/sdk';
+import { createControlPlaneClient, type ControlPlaneClient, type Rule } from '@vault/sdk';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -20,6 +20,8 @@ export interface Devnet {
   rpc_url: string;
   wallet: any;
   signers: Record<string, { url: string; token: string }>;
+  /** An approver device the devnet's signers know (initDevnetStateDir pairs it). */
+  approver: { id: string; public_key: string; secret_key: string };
 }
 
 export async function waitLine(proc: ChildProcess, match: (line: string) => boolean, ms = 20_000): Promise<string> {
@@ -110,10 +112,10 @@ export async function serveControlPlane(
 }
 
 /**
- * Initialises a state directory for the devnet's wallet (policy always_allow, the devnet's signers,
- * the memory driver on its RPC); returns the receipt public key.
+ * Initialises a state directory for the devnet's wallet (`rules`, default always_allow; the
+ * devnet's signers and approver device; the memory driver on its RPC); returns the receipt public key.
  */
-export async function initDevnetStateDir(stateDir: string, devnet: Devnet): Promise<string> {
+export async function initDevnetStateDir(stateDir: string, devnet: Devnet, rules: Rule[] = [{ rule: 'always_allow' }]): Promise<string> {
   const r = await initStateDir({
     stateDir,
     passphrase: PASSPHRASE,
@@ -121,8 +123,9 @@ export async function initDevnetStateDir(stateDir: string, devnet: Devnet): Prom
     state: {
       ...emptyState(),
       wallets: [devnet.wallet],
-      policies: [{ wallet: 'crash', version: 1, rules: [{ rule: 'always_allow' }] }],
+      policies: [{ wallet: 'crash', version: 1, rules }],
       signers: devnet.signers,
+      devices: [{ id: devnet.approver.id, role: 'approver', label: devnet.approver.id, public_key: devnet.approver.public_key, paired_at: Math.floor(Date.now() / 1000), revoked_at: null }],
       drivers: [{ module: join(here, 'fixtures/memory-driver.mjs'), options: { rpc_url: devnet.rpc_url } }],
     },
   });
