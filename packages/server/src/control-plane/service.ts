@@ -231,8 +231,8 @@ export class ControlPlane {
         store.revive();
         core.writer.resync();
         if (!core.writer.anchorOk) throw new Error('the replica of the receipt log does not match its anchor');
-        cp.#startWriting();
       },
+      writing: () => cp.#startWriting(),
       demoted: (reason) => {
         cp.leaseLost = reason;
         void cp.#lifecycle.stop();

@@ -302,10 +302,15 @@ describe('control-plane failover (real processes on one PostgreSQL)', () => {
       await until('a transaction on the ledger whose answer the writer has not had', async () => (await intentsIn(ids, 'submitted')) >= 1 && (await ledgerSince(mark)).dests.length >= 1);
       await kill9(writer.proc);
       await devnetRpc(devnet!, 'delaySubmitReplies', [0]);
+      // The transactions the ledger applied (their answers held back): executes of one wallet at
+      // once race for its sequence, so the others' blobs are dead and those intents fail.
+      const landed = (await ledgerSince(mark)).dests.map((d) => ids[dests.indexOf(d)]!);
       expect(await Promise.all(results)).toContain('died');
       await takeover();
-      // What the log shows submitted is in the new writer's in-flight index: it resumes it unasked.
+      // What the log shows submitted is in the new writer's in-flight index: it resumes it unasked,
+      // and what landed confirms with no execute sent.
       await until('the new writer to resume the submitted intents', () => writer.lines.some((l) => l.includes('"event":"resume"')));
+      await until(`the landed intents to confirm unasked (new writer's log: ${writer.lines.filter((l) => l.includes('resume')).join(' ')})`, async () => (await intentsIn(landed, 'confirmed')) === landed.length, 10_000);
       await expectConfirmedOnce(ids, dests, mark);
       expect(await expectChainInDatabase()).toEqual([1, 2, 3, 4]);
     } finally {
