@@ -80,7 +80,7 @@ async function expectChainInDatabase(): Promise<number[]> {
   return [...new Set(rows.map((r) => r.fence))];
 }
 
-/** Ledger transactions and accepted submissions since `mark`, keyed by destination. */
+/** What the ledger holds since `mark`: each transaction's destination, and the hashes of the submissions it accepted. */
 async function ledgerSince(mark: { txs: number; subs: number }): Promise<{ dests: string[]; accepted: string[] }> {
   const txs = (await devnetRpc(devnet!, 'txs')) as { payload: { destination: string } }[];
   const subs = (await devnetRpc(devnet!, 'submissions')) as { hash: string; accepted: boolean }[];
@@ -91,15 +91,21 @@ async function ledgerMark(): Promise<{ txs: number; subs: number }> {
   return { txs: ((await devnetRpc(devnet!, 'txs')) as unknown[]).length, subs: ((await devnetRpc(devnet!, 'submissions')) as unknown[]).length };
 }
 
-/** Retries a write on `s` until it is accepted (the instance may still be promoting). */
+/** Retries a write until it is accepted (the instance may still be promoting); a timeout names the last refusal. */
 async function writeWhenWriter<T>(what: string, fn: () => Promise<T>, ms = 20_000): Promise<T> {
-  return until(what, async () => {
-    try {
-      return await fn();
-    } catch {
-      return undefined;
-    }
-  }, ms);
+  let last: unknown;
+  try {
+    return await until(what, async () => {
+      try {
+        return await fn();
+      } catch (e) {
+        last = e;
+        return undefined;
+      }
+    }, ms);
+  } catch (e) {
+    throw new Error(`${(e as Error).message}; last refusal: ${last instanceof Error ? last.message : String(last)}`);
+  }
 }
 
 let a: ServedControlPlane;
@@ -112,6 +118,7 @@ beforeAll(async () => {
   expect(migrate.stderr).toBe('');
   expect(migrate.stdout).toBe('applied migrations 1\n');
   expect(migrate.status).toBe(0);
+  expect(spawnSync(process.execPath, [cli, 'migrate'], { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', VAULT_DATABASE_URL: db.url } }).stdout).toBe('the schema is current\n');
   sql = new pg.Client({ connectionString: db.url });
   await sql.connect();
   receiptKey = await initDevnetStateDir(stateOf('a'), devnet, [
@@ -169,8 +176,8 @@ describe('control-plane failover (real processes on one PostgreSQL)', () => {
     expect(accepted).toHaveLength(ids.length);
     for (const id of ids) {
       const seen = await until(`b to replicate ${id} confirmed`, async () => {
-        const r = (await b.client.intent(id)) as { status: string };
-        return r.status === 'confirmed' ? r : undefined;
+        const r = (await b.client.intent(id).catch(() => undefined)) as { status: string } | undefined;
+        return r?.status === 'confirmed' ? r : undefined;
       });
       expect(seen.status).toBe('confirmed');
     }
