@@ -72,7 +72,7 @@ export class Approvals {
 
   /** POST /intent/{id}/approve-signed. */
   async approveSigned(id: string, approval: SignedApproval): Promise<{ intentId: string; status: IntentStatus; decision: Decision; rejectedBy?: string }> {
-    this.#core.writer.get(id);
+    this.#core.writer.getForWrite(id);
     return this.#core.intentLocks.run(id, async () => {
       const cur = await this.#intents.expireIfDue(this.#core.writer.get(id));
       if (!isOpen(cur.status)) {
@@ -119,7 +119,7 @@ export class Approvals {
 
   /** POST /intent/{id}/approve (deprecated): recorded for the audit trail, never counted. */
   async approveUnsigned(id: string): Promise<Record<string, unknown>> {
-    this.#core.writer.get(id);
+    this.#core.writer.getForWrite(id);
     return this.#core.intentLocks.run(id, async () => {
       const cur = this.#core.writer.get(id);
       const next: IntentRecord = { ...cur, unsigned_approvals: [...cur.unsigned_approvals, { at: this.#core.now(), via: 'session' }].slice(-64), updated_at: this.#core.now() };

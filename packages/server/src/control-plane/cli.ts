@@ -16,6 +16,9 @@ import { ADMIN_USAGE, adminMain, AdminUsageError } from './admin-cli.js';
 import { databaseUrlFrom, migrateControlPlane } from './postgres/log.js';
 import { initStateDir, startControlPlane } from './run.js';
 
+/** How long a stopping serve process keeps answering requests already under way, ms. */
+const SHUTDOWN_GRACE_MS = 2_000;
+
 const USAGE = `usage:
   vault-control-plane init  --state-dir DIR [--passphrase-file FILE]
   vault-control-plane serve --state-dir DIR [--port 7331] [--host 127.0.0.1] [--event-heartbeat-seconds 15]
@@ -135,14 +138,15 @@ async function main(argv: string[]): Promise<number> {
     log: (line) => process.stdout.write(`${line}\n`),
   });
   process.stdout.write(`${JSON.stringify({ event: 'listening', url: running.url })}\n`);
+  // Requests under way get their answer (a 503 once the lease is lost) before the process exits.
   const stop = () => {
-    void running.close().then(() => process.exit(0));
+    void running.close(SHUTDOWN_GRACE_MS).then(() => process.exit(0));
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   onLost = (reason) => {
     process.stderr.write(`vault-control-plane: lost the writer's lease (${reason}); writes stopped; exiting so a supervisor restarts this instance as a standby\n`);
-    void running.close().then(() => process.exit(3));
+    void running.close(SHUTDOWN_GRACE_MS).then(() => process.exit(3));
   };
   return -1;
 }

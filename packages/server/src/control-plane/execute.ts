@@ -59,7 +59,7 @@ export class Execution {
 
   /** POST /intent/{id}/execute. Idempotent; concurrent calls of one intent run one at a time. */
   async execute(id: string): Promise<ExecuteOutcome> {
-    this.#core.writer.get(id);
+    this.#core.writer.getForWrite(id);
     return this.#core.intentLocks.run(id, () => this.#execute(id));
   }
 

@@ -93,7 +93,7 @@ export class Lifecycle {
    * its cancellation (and the signers are told again).
    */
   async cancel(id: string, body: CancelRequest): Promise<CancelResult> {
-    const initial = this.#core.writer.get(id);
+    const initial = this.#core.writer.getForWrite(id);
     const by = formatIdentity(this.#authenticate(initial, body));
     const { record, head } = await this.#core.intentLocks.run(id, async () => {
       const cur = await this.expireIfDue(this.#core.writer.get(id));

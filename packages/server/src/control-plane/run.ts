@@ -44,7 +44,8 @@ export interface RunningControlPlane {
   cp: ControlPlane;
   server: Listening;
   url: string;
-  close(): Promise<void>;
+  /** Stops listening (answering requests under way for up to `graceMs`, see Listening.close), then closes the control plane. */
+  close(graceMs?: number): Promise<void>;
 }
 
 /** Opens a state directory and listens (127.0.0.1 and an ephemeral port unless told otherwise). */
@@ -65,8 +66,8 @@ export async function startControlPlane(opts: ControlPlaneOptions & { host?: str
     cp,
     server,
     url: server.url,
-    async close() {
-      await server.close();
+    async close(graceMs?: number) {
+      await server.close(graceMs);
       await cp.close();
     },
   };

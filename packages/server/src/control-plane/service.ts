@@ -249,8 +249,8 @@ export class ControlPlane {
         core.writer.resync();
         if (!core.writer.anchorOk) throw new Error('the replica of the receipt log does not match its anchor');
         cp.leaseLost = null;
-        cp.#startWriting();
       },
+      writing: () => cp.#startWriting(),
       demoted: (reason) => {
         cp.leaseLost = reason;
         void cp.#lifecycle.stop();

@@ -90,6 +90,16 @@ export class Writer {
     return r;
   }
 
+  /**
+   * The intent a write is about to change. On a standby the write is refused first (503
+   * not_writer, naming the writer): its replica may not have the intent yet, and a 404 there would
+   * tell the client the intent does not exist.
+   */
+  getForWrite(id: string): IntentRecord {
+    this.#store.assertWriter();
+    return this.get(id);
+  }
+
   /** The intent as last written, or undefined. */
   find(id: string): IntentRecord | undefined {
     return this.#pending.get(id) ?? this.#store.get(id);

@@ -25,4 +25,27 @@ describe('listen', () => {
       await v6.close();
     }
   });
+  it('close with a grace answers a request under way, ends idle keep-alive sockets, and cuts what outlives the grace', async () => {
+    const app = new Hono();
+    app.get('/slow', async (c) => {
+      await new Promise((r) => setTimeout(r, Number(c.req.query('ms'))));
+      return c.text('answered');
+    });
+    const l = await listen(app);
+    await (await fetch(`${l.url}/slow?ms=0`)).text(); // leaves an idle keep-alive socket
+    const underWay = fetch(`${l.url}/slow?ms=200`).then((r) => r.text());
+    await new Promise((r) => setTimeout(r, 50));
+    const t0 = Date.now();
+    await l.close(5_000);
+    expect(await underWay).toBe('answered');
+    // Closed once the answer went out, not when the grace ran out.
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    await expect(fetch(l.url)).rejects.toThrow();
+
+    const m = await listen(app);
+    const stuck = fetch(`${m.url}/slow?ms=60000`).then((r) => r.text());
+    await new Promise((r) => setTimeout(r, 50));
+    await m.close(100);
+    await expect(stuck).rejects.toThrow();
+  });
 });

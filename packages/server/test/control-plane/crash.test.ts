@@ -4,68 +4,28 @@
  * acknowledged intent is there, the receipt chain verifies, and no intent is submitted twice.
  * The ledger and the signers live in another process (fixtures/devnet.mjs), so they outlive it.
  */
-import { createControlPlaneClient, type ControlPlaneClient } from '@vault/sdk';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, existsSync, writeFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { initStateDir } from '../../src/control-plane/run.js';
-import { emptyState } from '../../src/control-plane/state.js';
-import { FAST_SCRYPT, PASSPHRASE } from './helpers.js';
-import { bundleClis } from '../cli-bundle.js';
-import { kill9, startDevnet, waitLine, type Devnet } from './processes.js';
+import { buildControlPlaneCli, devnetRpc, initDevnetStateDir, kill9, serveControlPlane, startDevnet, type Devnet } from './processes.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
-const here = dirname(fileURLToPath(import.meta.url));
-const pkg = resolve(here, '../..');
-// Built like dist/control-plane/cli.js (same entry, same externals) but into a private, ignored
-// directory: another engineer's full `tsup` run (clean: true) must not delete it mid-test.
-const outDir = join(pkg, '.cache/cli-test');
-const cli = join(outDir, 'control-plane/cli.js');
+let cli = '';
 
-async function buildCli(): Promise<void> {
-  await bundleClis(['control-plane/cli'], outDir);
-}
-
-async function serve(stateDir: string): Promise<{ proc: ChildProcess; url: string; client: ControlPlaneClient }> {
-  const proc = spawn(process.execPath, [cli, 'serve', '--state-dir', stateDir, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'], cwd: pkg });
-  const line = await waitLine(proc, (l) => l.includes('"event":"listening"'));
-  const url = JSON.parse(line).url as string;
-  proc.stdout?.resume();
-  const client = createControlPlaneClient({ baseUrl: url, timeoutMs: 20_000 });
-  await client.unlock(PASSPHRASE);
-  return { proc, url, client };
-}
-
-async function rpc(devnet: Devnet, method: string): Promise<any> {
-  const r = await fetch(`${devnet.rpc_url}/rpc`, { method: 'POST', body: JSON.stringify({ method, params: [] }) });
-  return r.json();
-}
+const serve = (stateDir: string) => serveControlPlane(cli, stateDir);
 
 let dir = '';
 let devnet: Devnet | undefined;
 const procs: ChildProcess[] = [];
 
 beforeAll(async () => {
-  await buildCli();
+  cli = await buildControlPlaneCli('cli-test');
   dir = mkdtempSync(join(tmpdir(), 'vault-crash-'));
   devnet = await startDevnet(dir, 40);
-  const stateDir = join(dir, 'state');
-  await initStateDir({
-    stateDir,
-    passphrase: PASSPHRASE,
-    scrypt: FAST_SCRYPT,
-    state: {
-      ...emptyState(),
-      wallets: [devnet.wallet],
-      policies: [{ wallet: 'crash', version: 1, rules: [{ rule: 'always_allow' }] }],
-      signers: devnet.signers,
-      drivers: [{ module: join(here, 'fixtures/memory-driver.mjs'), options: { rpc_url: devnet.rpc_url } }],
-    },
-  });
+  await initDevnetStateDir(join(dir, 'state'), devnet);
 }, 120_000);
 
 afterAll(async () => {
@@ -128,7 +88,7 @@ describe('crash safety (kill -9 of the real CLI process)', () => {
     for (let i = 0; i < 12; i++) {
       ids.push((await s1.client.createIntent({ wallet: 'crash', destination: 'mem1' + String(900000 + i).padStart(40, 'f'), amount: String(1000 + i) })).intentId);
     }
-    const before = (await rpc(devnet!, 'txs')).length as number;
+    const before = (await devnetRpc(devnet!, 'txs')).length as number;
     const results = ids.map((id) => s1.client.execute(id).then((o) => o.status, () => 'died'));
     // Let some executes get through signing and submission, then kill mid-flight.
     await new Promise((r) => setTimeout(r, 150));
@@ -150,14 +110,14 @@ describe('crash safety (kill -9 of the real CLI process)', () => {
       }
       expect(out?.status, id).toBe('confirmed');
     }
-    const txs = (await rpc(devnet!, 'txs')) as { payload: { destination: string } }[];
+    const txs = (await devnetRpc(devnet!, 'txs')) as { payload: { destination: string } }[];
     const mine = txs.slice(before);
     expect(mine).toHaveLength(ids.length);
     const dests = mine.map((t) => t.payload.destination);
     expect(new Set(dests).size).toBe(ids.length);
     // The ledger accepted exactly one transaction per intent: a resumed execute only re-sent the
     // identical blob (answered already_applied), never a second transaction.
-    const accepted = ((await rpc(devnet!, 'submissions')) as { hash: string; accepted: boolean }[]).filter((x) => x.accepted);
+    const accepted = ((await devnetRpc(devnet!, 'submissions')) as { hash: string; accepted: boolean }[]).filter((x) => x.accepted);
     expect(accepted).toHaveLength(ids.length);
     expect(new Set(accepted.map((x) => x.hash)).size).toBe(ids.length);
     const v = await s2.client.ledgerVerify();

@@ -12,11 +12,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { initStateDir } from '../../src/control-plane/run.js';
-import { emptyState } from '../../src/control-plane/state.js';
 import { bundleClis } from '../cli-bundle.js';
-import { FAST_SCRYPT, PASSPHRASE } from './helpers.js';
-import { kill9, startDevnet, waitLine, type Devnet } from './processes.js';
+import { PASSPHRASE } from './helpers.js';
+import { initDevnetStateDir, kill9, serveControlPlane, startDevnet, type Devnet, type ServedControlPlane } from './processes.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
@@ -30,31 +28,15 @@ let dir = '';
 let devnet: Devnet | undefined;
 const procs: ChildProcess[] = [];
 
-async function serve(stateDir: string, port = 0): Promise<{ proc: ChildProcess; url: string; port: number; client: ControlPlaneClient }> {
-  const proc = spawn(process.execPath, [cli, 'serve', '--state-dir', stateDir, '--port', String(port)], { stdio: ['ignore', 'pipe', 'pipe'], cwd: pkg });
-  procs.push(proc);
-  const line = await waitLine(proc, (l) => l.includes('"event":"listening"'));
-  const url = JSON.parse(line).url as string;
-  proc.stdout?.resume();
-  const client = createControlPlaneClient({ baseUrl: url, timeoutMs: 20_000 });
-  await client.unlock(PASSPHRASE);
-  return { proc, url, port: Number(new URL(url).port), client };
+async function serve(stateDir: string, port = 0): Promise<ServedControlPlane> {
+  const s = await serveControlPlane(cli, stateDir, { port });
+  procs.push(s.proc);
+  return s;
 }
 
 async function newStateDir(name: string): Promise<string> {
   const stateDir = join(dir, name);
-  await initStateDir({
-    stateDir,
-    passphrase: PASSPHRASE,
-    scrypt: FAST_SCRYPT,
-    state: {
-      ...emptyState(),
-      wallets: [devnet!.wallet],
-      policies: [{ wallet: 'crash', version: 1, rules: [{ rule: 'always_allow' }] }],
-      signers: devnet!.signers,
-      drivers: [{ module: join(here, 'fixtures/memory-driver.mjs'), options: { rpc_url: devnet!.rpc_url } }],
-    },
-  });
+  await initDevnetStateDir(stateDir, devnet!);
   return stateDir;
 }
 

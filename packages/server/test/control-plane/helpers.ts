@@ -210,3 +210,14 @@ export async function expectError(p: Promise<unknown>): Promise<VaultError> {
   }
   throw new Error('expected an error');
 }
+
+/** Polls `fn` every 50 ms until it returns a value (not undefined nor false); fails naming `what` after `ms`. */
+export async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, ms = 20_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -12,7 +12,7 @@ import { startPostgres } from '../../../../scripts/postgres.mjs';
 import { migrateControlPlane } from '../../src/control-plane/postgres/log.js';
 import { ReceiptSigner } from '../../src/control-plane/secrets.js';
 import { startControlPlane, type RunningControlPlane } from '../../src/control-plane/run.js';
-import { PASSPHRASE, setup, type Harness } from './helpers.js';
+import { PASSPHRASE, setup, until, type Harness } from './helpers.js';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 120_000 });
 
@@ -21,16 +21,6 @@ let h: Harness;
 const extra: RunningControlPlane[] = [];
 /** Every instance's log lines (shown when a test fails). */
 const logs: string[] = [];
-
-async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** A second instance on a copy of the first's state directory (same keys and state; its own replica). */
 async function standby(name: string, leaseSeconds: number): Promise<{ running: RunningControlPlane; client: ControlPlaneClient }> {

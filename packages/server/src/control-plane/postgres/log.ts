@@ -71,6 +71,11 @@ export interface PostgresLogOptions {
 export interface RoleHooks {
   /** Called once this instance holds the lease and its replica has the whole log; writes open after it resolves. */
   promoted(): Promise<void>;
+  /**
+   * Called once writes are open (after promoted): what writes on its own (resuming executions in
+   * flight, the expiry sweep) starts here, never in promoted, where each of its writes is refused.
+   */
+  writing?(): void;
   /** Called when this instance stops writing (the lease lost, expired or fenced). */
   demoted(reason: string): void;
 }
@@ -453,6 +458,7 @@ export class PostgresLog implements SharedLog, DeliveryProgress {
     this.#role = 'writer';
     this.counters.promotions++;
     this.#o.log({ event: 'lease_acquired', token, instance: this.#o.instanceId });
+    this.#hooks?.writing?.();
   }
 
   #demote(reason: string): void {
