@@ -358,4 +358,46 @@ describe('control-plane failover (real processes on one PostgreSQL)', () => {
     expect(await expectChainInDatabase()).toEqual([1, 2, 3, 4, 5]);
     await writer.client.createIntent(newIntent());
   });
+
+  it('attack: a writer paused inside a commit cannot hold the lease hostage', async () => {
+    await restartStandby();
+    const paused = writer;
+    const acked: string[] = [];
+    let stop = false;
+    const worker = async () => {
+      while (!stop) {
+        try {
+          acked.push((await paused.client.createIntent(newIntent())).intentId);
+        } catch {
+          return;
+        }
+      }
+    };
+    const workers = Array.from({ length: 8 }, worker);
+    await until('a few acknowledged creations', () => acked.length >= 20, 20_000);
+    // Stop it at a moment its commit is open: its session idle in a transaction that holds the
+    // lease row FOR SHARE, the lock a takeover waits for.
+    const openCommits = async () => Number((await sql!.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'idle in transaction' AND pid <> pg_backend_pid()")).rows[0].n);
+    let caught = false;
+    for (let i = 0; i < 300 && !caught; i++) {
+      paused.proc.kill('SIGSTOP');
+      if ((await openCommits()) > 0) caught = true;
+      else {
+        paused.proc.kill('SIGCONT');
+        await new Promise((r) => setTimeout(r, 3 + (i % 11)));
+      }
+    }
+    expect(caught, 'the writer was stopped with a commit open').toBe(true);
+    stop = true;
+    // The server ends the stalled transaction after half a lease; the standby then takes over.
+    await takeover();
+    await writeWhenWriter('a first write on the new writer', () => writer.client.createIntent(newIntent()));
+    paused.proc.kill('SIGCONT');
+    await Promise.all(workers);
+    const code = await until('the paused writer to exit', () => paused.proc.exitCode ?? undefined, 15_000);
+    expect(code).toBe(3);
+    for (const id of acked) expect((await writer.client.intent(id)).intentId).toBe(id);
+    expect((await writer.client.ledgerVerify()).verified).toBe(true);
+    expect(await expectChainInDatabase()).toEqual([1, 2, 3, 4, 5, 6]);
+  });
 });

@@ -43,6 +43,7 @@ interface PgPool extends SqlQueryable {
   connect(): Promise<PgClient>;
   end(): Promise<void>;
   on(event: 'error', fn: (e: Error) => void): void;
+  on(event: 'connect', fn: (client: { on(event: 'error', fn: (e: Error) => void): void }) => void): void;
 }
 interface PgListener extends SqlQueryable {
   connect(): Promise<void>;
@@ -131,9 +132,20 @@ export class PostgresLog implements SharedLog, DeliveryProgress {
     const lease = o.leaseSeconds ?? 10;
     if (!Number.isInteger(lease) || lease < 1 || lease > 3600) throw new Error('lease seconds must be an integer 1..3600');
     const { default: pg } = await import('pg');
-    const pool = new pg.Pool({ connectionString: o.url, max: o.poolMax ?? 8, connectionTimeoutMillis: 10_000 }) as unknown as PgPool;
+    // A writer paused inside a commit holds the lease row FOR SHARE, and a takeover waits on it: the
+    // server ends such a transaction (and its session) after half a lease, so a pause cannot hold
+    // the lease hostage; that commit then fails, as it must. No statement may run longer than a lease.
+    const pool = new pg.Pool({
+      connectionString: o.url,
+      max: o.poolMax ?? 8,
+      connectionTimeoutMillis: 10_000,
+      idle_in_transaction_session_timeout: Math.max(500, (lease * 1000) / 2),
+      statement_timeout: lease * 1000,
+    }) as unknown as PgPool;
     // An idle client losing its connection must not crash the process; the next query reconnects.
     pool.on('error', () => undefined);
+    // Nor one checked out (the server ended a stalled commit's session): its query fails instead.
+    pool.on('connect', (client) => client.on('error', () => undefined));
     let listener: PgListener | null = null;
     try {
       const pending = await pendingMigrations(pool, CONTROL_PLANE_SCHEMA);
