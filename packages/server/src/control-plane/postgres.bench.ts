@@ -109,7 +109,10 @@ function copyState(from: string, to: string): void {
   cpSync(from, to, { recursive: true, filter: (src) => !src.endsWith('serve.lock') && !src.includes('/replica') && !src.includes('/store') });
 }
 
-/** CPU seconds of the PostgreSQL server: the postmaster and its children (backends, WAL writer, checkpointer). */
+/**
+ * CPU seconds of the PostgreSQL server: the postmaster, the children it has reaped (autovacuum
+ * workers come and go) and those alive (backends, WAL writer, checkpointer).
+ */
 function pgCpuSeconds(): number {
   let total = 0;
   for (const e of readdirSync('/proc')) {
@@ -117,7 +120,8 @@ function pgCpuSeconds(): number {
     try {
       const st = readFileSync(`/proc/${e}/stat`, 'utf8');
       const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
-      if (Number(e) === db.pid || Number(f[1]) === db.pid) total += (Number(f[11]) + Number(f[12])) / 100;
+      if (Number(e) === db.pid) total += (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100;
+      else if (Number(f[1]) === db.pid) total += (Number(f[11]) + Number(f[12])) / 100;
     } catch {
       // the process ended between the listing and the read
     }
