@@ -13,4 +13,5 @@ export interface RunningPostgres {
   stop(): Promise<void>;
 }
 export declare function postgresBinaries(): Promise<{ initdb: string; postgres: string }>;
-export declare function startPostgres(options?: { log?: (line: string) => void }): Promise<RunningPostgres>;
+/** fsync: off unless true (the benches turn it on to compare durable commits). */
+export declare function startPostgres(options?: { log?: (line: string) => void; fsync?: boolean }): Promise<RunningPostgres>;

@@ -80,8 +80,9 @@ function run(cmd, args, opts) {
 }
 
 /**
- * Starts a PostgreSQL server in a new temp directory.
- * @param {{ log?: (line: string) => void }} [options]
+ * Starts a PostgreSQL server in a new temp directory. fsync is off unless `fsync: true` (the
+ * benches turn it on, so a durable commit is compared with LMDB's, which fsyncs).
+ * @param {{ log?: (line: string) => void, fsync?: boolean }} [options]
  * @returns {Promise<{ url: string, host: string, port: number, user: string, password: string, dir: string, pid: number, stop(): Promise<void> }>}
  */
 export async function startPostgres(options = {}) {
@@ -107,7 +108,7 @@ export async function startPostgres(options = {}) {
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
     try {
-      const child = await launch(postgres, ['-D', data, '-p', String(port), '-h', '127.0.0.1', '-k', dir, '-c', 'fsync=off', '-c', 'max_connections=200'], { ...owner, env, cwd: dir }, options.log);
+      const child = await launch(postgres, ['-D', data, '-p', String(port), '-h', '127.0.0.1', '-k', dir, '-c', `fsync=${options.fsync === true ? 'on' : 'off'}`, '-c', 'max_connections=200'], { ...owner, env, cwd: dir }, options.log);
       const url = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
       let stopped;
       return {

@@ -359,7 +359,7 @@ describe('control-plane failover (real processes on one PostgreSQL)', () => {
     await writer.client.createIntent(newIntent());
   });
 
-  it('attack: a writer paused inside a commit cannot hold the lease hostage', async () => {
+  it('attack: a writer paused mid-burst cannot hold the lease hostage', async () => {
     await restartStandby();
     const paused = writer;
     const acked: string[] = [];
@@ -375,21 +375,14 @@ describe('control-plane failover (real processes on one PostgreSQL)', () => {
     };
     const workers = Array.from({ length: 8 }, worker);
     await until('a few acknowledged creations', () => acked.length >= 20, 20_000);
-    // Stop it at a moment its commit is open: its session idle in a transaction that holds the
-    // lease row FOR SHARE, the lock a takeover waits for.
-    const openCommits = async () => Number((await sql!.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'idle in transaction' AND pid <> pg_backend_pid()")).rows[0].n);
-    let caught = false;
-    for (let i = 0; i < 300 && !caught; i++) {
-      paused.proc.kill('SIGSTOP');
-      if ((await openCommits()) > 0) caught = true;
-      else {
-        paused.proc.kill('SIGCONT');
-        await new Promise((r) => setTimeout(r, 3 + (i % 11)));
-      }
+    // A commit is one statement: the writer never leaves a transaction open between round trips,
+    // so however it is paused it holds no lock a takeover waits for.
+    for (let i = 0; i < 200; i++) {
+      const { rows } = await sql!.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE state LIKE 'idle in transaction%' AND pid <> pg_backend_pid()");
+      expect(rows[0].n, `sample ${i}: a transaction left open between round trips`).toBe(0);
     }
-    expect(caught, 'the writer was stopped with a commit open').toBe(true);
+    paused.proc.kill('SIGSTOP');
     stop = true;
-    // The server ends the stalled transaction after half a lease; the standby then takes over.
     await takeover();
     await writeWhenWriter('a first write on the new writer', () => writer.client.createIntent(newIntent()));
     paused.proc.kill('SIGCONT');

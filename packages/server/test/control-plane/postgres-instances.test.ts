@@ -146,4 +146,35 @@ describe('control plane on PostgreSQL', () => {
     await client.end();
     expect(rows[0]).toEqual({ n: records.length, last: records.length - 1 });
   });
+
+  it('attack: a writer whose lease was taken appends nothing, refuses the write and steps down', async () => {
+    const w = extra.find((r) => r.cp.database?.role === 'writer')!;
+    const client = createControlPlaneClient({ baseUrl: w.url });
+    await client.unlock(PASSPHRASE);
+    const pgc = new pg.Client({ connectionString: db.url });
+    await pgc.connect();
+    const counts = async () => (await pgc.query('SELECT (SELECT count(*) FROM cp_log)::int AS log, (SELECT count(*) FROM cp_receipts)::int AS receipts, (SELECT count(*) FROM cp_intents)::int AS intents, (SELECT count(*) FROM cp_events)::int AS events')).rows[0];
+    try {
+      // The rows for SQL hold what the replica holds: each intent, the receipts as recorded, the events.
+      const made = (await client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '9', asset_decimals: 6, operation: { op: 'transfer' } } as never)) as { intentId: string };
+      const last = [...w.cp.store.allReceipts()].at(-1)!;
+      const { rows: rec } = await pgc.query('SELECT record, fence FROM cp_receipts WHERE seq = $1', [last.seq]);
+      expect(rec[0]).toEqual({ record: JSON.parse(JSON.stringify(last)), fence: String(last.fence) });
+      const { rows: intent } = await pgc.query('SELECT status, wallet, record FROM cp_intents WHERE intent_id = $1', [made.intentId]);
+      expect(intent[0]).toMatchObject({ status: w.cp.store.get(made.intentId)!.status, wallet: 'ops', record: { intentId: made.intentId } });
+      const before = await counts();
+      expect(before.intents).toBe(w.cp.store.size);
+      expect(before.events).toBeGreaterThan(0);
+      // Another instance takes the lease while this one still believes it holds it (a pause, a partition).
+      await pgc.query("UPDATE cp_lease SET holder = 'intruder', token = token + 1, expires_at = now() + interval '60 seconds' WHERE name = 'writer'");
+      const res = await fetch(`${w.url}/intent`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${client.getToken()}` }, body: JSON.stringify({ wallet: 'ops', destination: h.dest(), amount: '10', asset_decimals: 6, operation: { op: 'transfer' } }) });
+      // Refused (today as the writer's 500 "store: write failed", the NotWriterError its cause).
+      expect(res.status).toBeGreaterThanOrEqual(500);
+      expect(await counts()).toEqual(before);
+      expect(w.cp.database?.role).toBe('standby');
+      expect(w.cp.leaseLost).toBe('fenced');
+    } finally {
+      await pgc.end();
+    }
+  });
 });

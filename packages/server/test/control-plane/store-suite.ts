@@ -352,6 +352,8 @@ export function storeSuite(name: string, opts: StoreSuiteOptions): void {
           },
         });
         const first = store.write(throwing, r, { isNew: true });
+        // It may fail before the turn below ends (a store that reads the record at once): handled now, inspected after.
+        first.catch(() => undefined);
         // Queued after the group above was taken for commit: it would form the next group.
         await new Promise((res) => setImmediate(res));
         const second = chain.create({ n: 1 });

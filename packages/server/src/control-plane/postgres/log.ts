@@ -90,6 +90,34 @@ function lastWrites(batch: CommitBatch): IntentRecord[] {
   return [...byId.values()];
 }
 
+/**
+ * A commit: one statement, so one round trip and one transaction (each statement outside BEGIN is
+ * its own). The fence: the lease row, read FOR SHARE, still names this instance ($1), its token
+ * ($2) and a time not yet past; every insert reads the log entry's RETURNING row, which exists
+ * only when the lease row does, so a fenced writer appends nothing and gets no row back. The row
+ * lock is held to the commit, so a takeover waits for a commit under way. The rows for the query
+ * tables come as one JSON array each ($6 receipts, $7 intents, $8 events), parsed by PostgreSQL.
+ */
+const APPEND = `
+WITH held AS (
+  SELECT 1 FROM cp_lease WHERE name = 'writer' AND holder = $1 AND token = $2 AND expires_at > now() FOR SHARE
+), log AS (
+  INSERT INTO cp_log (seq, fence, at, batch) SELECT $3, $2, $4, $5 FROM held RETURNING seq
+), receipts AS (
+  INSERT INTO cp_receipts (seq, hash, prev, fence, kind, intent_id, record)
+  SELECT (r->>'seq')::bigint, r->>'hash', r->>'prev', coalesce((r->>'fence')::bigint, $2), r->>'kind', r->>'intentId', r
+  FROM log, jsonb_array_elements($6::jsonb) AS r
+), intents AS (
+  INSERT INTO cp_intents (intent_id, n, wallet, status, created_at, updated_at, record)
+  SELECT r->>'intentId', (r->>'n')::bigint, r->'intent'->>'wallet', r->>'status', (r->>'created_at')::bigint, (r->>'updated_at')::bigint, r
+  FROM log, jsonb_array_elements($7::jsonb) AS r
+  ON CONFLICT (intent_id) DO UPDATE SET status = EXCLUDED.status, updated_at = EXCLUDED.updated_at, record = EXCLUDED.record
+), events AS (
+  INSERT INTO cp_events (seq, type, event)
+  SELECT (e->>'seq')::bigint, e->>'type', e FROM log, jsonb_array_elements($8::jsonb) AS e
+)
+SELECT pg_notify('cp_log', seq::text) FROM log`;
+
 export class PostgresLog implements SharedLog, DeliveryProgress {
   readonly #pool: PgPool;
   readonly #listener: PgListener;
@@ -132,9 +160,10 @@ export class PostgresLog implements SharedLog, DeliveryProgress {
     const lease = o.leaseSeconds ?? 10;
     if (!Number.isInteger(lease) || lease < 1 || lease > 3600) throw new Error('lease seconds must be an integer 1..3600');
     const { default: pg } = await import('pg');
-    // A writer paused inside a commit holds the lease row FOR SHARE, and a takeover waits on it: the
-    // server ends such a transaction (and its session) after half a lease, so a pause cannot hold
-    // the lease hostage; that commit then fails, as it must. No statement may run longer than a lease.
+    // A commit is one statement, which the server finishes without the client. The webhook
+    // progress write is a transaction: a writer paused inside it would hold the lease row FOR SHARE
+    // and a takeover would wait on it, so the server ends a transaction left idle for half a lease
+    // (that write then fails, as it must). No statement may run longer than a lease.
     const pool = new pg.Pool({
       connectionString: o.url,
       max: o.poolMax ?? 8,
@@ -250,44 +279,21 @@ export class PostgresLog implements SharedLog, DeliveryProgress {
     this.assertWriter();
     const token = this.#token!;
     const receipts = batch.writes.flatMap((w) => (w.receipt ? [w.receipt] : []));
-    const intents = lastWrites(batch);
-    const client = await this.#pool.connect();
-    let fenced = false;
-    try {
-      await client.query('BEGIN');
-      if (!(await this.#holdsLease(client, token))) {
-        fenced = true;
-        throw new NotWriterError('this instance lost the writer lease; the write was not made', null);
-      }
-      await client.query('INSERT INTO cp_log (seq, fence, at, batch) VALUES ($1, $2, $3, $4)', [logSeq, token, Math.floor(Date.now() / 1000), JSON.stringify(batch)]);
-      if (receipts.length > 0) {
-        await client.query(
-          `INSERT INTO cp_receipts (seq, hash, prev, fence, kind, intent_id, record)
-           SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::jsonb[])`,
-          [receipts.map((r) => r.seq), receipts.map((r) => r.hash), receipts.map((r) => r.prev), receipts.map((r) => r.fence ?? token), receipts.map((r) => r.kind), receipts.map((r) => r.intentId ?? null), receipts.map((r) => JSON.stringify(r))],
-        );
-      }
-      if (intents.length > 0) {
-        await client.query(
-          `INSERT INTO cp_intents (intent_id, n, wallet, status, created_at, updated_at, record)
-           SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::jsonb[])
-           ON CONFLICT (intent_id) DO UPDATE SET status = EXCLUDED.status, updated_at = EXCLUDED.updated_at, record = EXCLUDED.record`,
-          [intents.map((r) => r.intentId), intents.map((r) => r.n), intents.map((r) => r.intent.wallet), intents.map((r) => r.status), intents.map((r) => r.created_at), intents.map((r) => r.updated_at), intents.map((r) => JSON.stringify(r))],
-        );
-      }
-      if (batch.events.length > 0) {
-        await client.query('INSERT INTO cp_events (seq, type, event) SELECT * FROM unnest($1::bigint[], $2::text[], $3::jsonb[])', [batch.events.map((e) => e.seq), batch.events.map((e) => e.type), batch.events.map((e) => JSON.stringify(e))]);
-      }
-      await client.query('SELECT pg_notify($1, $2)', ['cp_log', String(logSeq)]);
-      await client.query('COMMIT');
-      return logSeq;
-    } catch (e) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      if (fenced) this.#demote('fenced');
-      throw e;
-    } finally {
-      client.release();
+    const r = await this.#pool.query(APPEND, [
+      this.#o.instanceId,
+      token,
+      logSeq,
+      Math.floor(Date.now() / 1000),
+      JSON.stringify(batch),
+      JSON.stringify(receipts),
+      JSON.stringify(lastWrites(batch)),
+      JSON.stringify(batch.events),
+    ]);
+    if (r.rowCount !== 1) {
+      this.#demote('fenced');
+      throw new NotWriterError('this instance lost the writer lease; the write was not made', null);
     }
+    return logSeq;
   }
 
   /**
