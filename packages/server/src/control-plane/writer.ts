@@ -14,6 +14,7 @@
 import { assertProjectable, InternalError, NotFoundError, projectReceipt, verifyReceiptChain, type EventDraft, type EventFilter, type IntentStatus, type ReceiptRecord, type VaultEvent } from '@vault/sdk';
 import { currentActor } from './actor.js';
 import { HistoryCache } from './history.js';
+import { NotWriterError } from './postgres/log.js';
 import type { ReceiptSigner } from './secrets.js';
 import { assertTransition } from './status.js';
 import type { IntentRecord, IntentStore } from './store.js';
@@ -159,6 +160,8 @@ export class Writer {
       // the chain. A restart reloads the head from what is on disk.
       this.#broken = true;
       this.#log({ event: 'store_failed', error: e instanceof Error ? e.name : 'unknown' });
+      // Fenced (the lease was taken): nothing was written, and the caller should retry at the writer.
+      if (e instanceof NotWriterError) throw e;
       throw new InternalError('store: write failed', { cause: e });
     } finally {
       if (this.#pending.get(record.intentId) === record) this.#pending.delete(record.intentId);
@@ -194,6 +197,7 @@ export class Writer {
       await this.#store.appendReceipt(r, events);
     } catch (e) {
       this.#broken = true;
+      if (e instanceof NotWriterError) throw e;
       throw new InternalError('store: write failed', { cause: e });
     }
   }

@@ -168,8 +168,9 @@ describe('control plane on PostgreSQL', () => {
       // Another instance takes the lease while this one still believes it holds it (a pause, a partition).
       await pgc.query("UPDATE cp_lease SET holder = 'intruder', token = token + 1, expires_at = now() + interval '60 seconds' WHERE name = 'writer'");
       const res = await fetch(`${w.url}/intent`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${client.getToken()}` }, body: JSON.stringify({ wallet: 'ops', destination: h.dest(), amount: '10', asset_decimals: 6, operation: { op: 'transfer' } }) });
-      // Refused (today as the writer's 500 "store: write failed", the NotWriterError its cause).
-      expect(res.status).toBeGreaterThanOrEqual(500);
+      // Refused as not_writer: nothing was written, so the client may retry at the writer.
+      expect(res.status).toBe(503);
+      expect(((await res.json()) as { error: { data: { reason: string } } }).error.data.reason).toBe('not_writer');
       expect(await counts()).toEqual(before);
       expect(w.cp.database?.role).toBe('standby');
       expect(w.cp.leaseLost).toBe('fenced');
