@@ -5,7 +5,7 @@
  * writer of intents and receipts, and the locks that order operations (one intent at a time; one
  * change of state.json at a time).
  */
-import { assertChainDriver, DriverRegistry, intentLifetime, InternalError, NotFoundError, preparePolicy, sha256Hex, ValidationError, type ChainDriver, type IntentLifetime, type PolicySet, type WalletDescriptor } from '@vault/sdk';
+import { assertChainDriver, DriverRegistry, intentLifetime, InternalError, NotFoundError, preparePolicy, sha256Hex, ValidationError, type ChainDriver, type IntentLifetime, type PolicySet, type ReceiptRecord, type WalletDescriptor } from '@vault/sdk';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../http/files.js';
@@ -300,7 +300,7 @@ export class Core {
         this.log({ event: 'governance_sealed', version: encoded.state.governance?.policy.version ?? 0 });
       } else if (this.store.fence !== undefined) {
         // On PostgreSQL the standbys take the reloaded file too.
-        await this.store.shareState(text);
+        await this.writer.shareState(text);
       }
       if (next.governance) markGoverned(this.stateDir);
       this.#state = next;
@@ -321,17 +321,22 @@ export class Core {
 
   /**
    * Replaces state.json with `next` from encodeState (already checked against the loader), then
-   * puts its state in force. Call under stateLock.
+   * puts its state in force. Call under stateLock. `receipt`, drafted for the change, is chained
+   * right after the file is written (the crash order of a change that removes power: the state
+   * first) and before the state is shared, so it never goes stale under the `state.shared` receipt.
    */
-  writeState(next: { text: string; state: StateFile }): Promise<void> {
+  writeState(next: { text: string; state: StateFile }, receipt?: ReceiptRecord): Promise<void> {
     this.#writeStateFile(next.text);
     this.#state = next.state;
-    // On PostgreSQL the writer shares it through the log (a standby keeps it local: the log wins at its next start).
-    if (this.store.fence === undefined) return Promise.resolve();
-    const shared = this.store.shareState(next.text);
+    // Chained synchronously (appendReceipt and shareState enqueue before their first await).
+    const appended = receipt ? this.writer.appendReceipt(receipt) : Promise.resolve();
     // Awaited by the caller; a rejection it has not reached yet must not count as unhandled.
+    appended.catch(() => undefined);
+    // On PostgreSQL the writer shares it through the log (a standby keeps it local: the log wins at its next start).
+    if (this.store.fence === undefined) return appended;
+    const shared = this.writer.shareState(next.text);
     shared.catch(() => undefined);
-    return shared;
+    return Promise.all([appended, shared]).then(() => undefined);
   }
 
   #writeStateFile(text: string): void {

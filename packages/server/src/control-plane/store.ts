@@ -19,11 +19,13 @@
  * it when lost. Other instances apply the same batches in the same order (applyReplicated).
  */
 import {
+  canonicalize,
   eventId,
   GENESIS_PREV,
   InternalError,
   verifyReceiptChain,
   matchesEventFilter,
+  sha256Hex,
   type Decision,
   type EventDraft,
   type EventFilter,
@@ -141,6 +143,17 @@ export interface IntentStoreOptions {
 export interface StoreMeta {
   receipts: number;
   head: string;
+}
+
+/**
+ * The receipt a writer on a shared log chains with every state.json text it shares: its body
+ * commits to the text, so a replica adopts only what the receipt key signed for (see #checkReplicated).
+ */
+export const STATE_SHARED_KIND = 'state.shared';
+
+/** The body of the `state.shared` receipt for a state.json text. */
+export function stateSharedBody(text: string): { state_digest: string } {
+  return { state_digest: sha256Hex(text) };
 }
 
 /** Key of the per-wallet history index: [wallet, created_at, n]. */
@@ -516,6 +529,15 @@ export class IntentStore {
     const fail = (why: string): never => {
       throw new InternalError(`store: log entry ${logSeq} refused: ${why}`);
     };
+    // A state.json text rides with the signed receipt that commits to it, and that receipt with
+    // its text: neither a state the database invented nor a shared one dropped (a revocation
+    // hidden from standbys) passes. The chain check below proves the receipt is the writer's.
+    const shared = receipts.filter((r) => r.kind === STATE_SHARED_KIND).at(-1);
+    if (batch.state !== undefined || shared !== undefined) {
+      if (shared === undefined) fail('it carries a state.json without a state.shared receipt');
+      if (typeof batch.state !== 'string') fail('its state.shared receipt comes without the state.json');
+      if (shared!.body_digest !== sha256Hex(canonicalize(stateSharedBody(batch.state!)))) fail('its state.json is not the one its state.shared receipt commits to');
+    }
     if (receipts.length === 0) {
       if (batch.meta !== null) fail('it anchors a head without receipts');
       return;
@@ -530,17 +552,19 @@ export class IntentStore {
   }
 
   /**
-   * Shares a new state.json text through the log (in the next group commit, in call order with the
-   * writes around it). Resolves once committed; a store without a shared log has nothing to share.
+   * Shares a new state.json text through the log with its `state.shared` receipt (Writer.shareState
+   * chains it), in the next group commit, in call order with the writes around it. Resolves once
+   * committed; a store without a shared log has nothing to share.
    */
-  shareState(text: string): Promise<void> {
+  shareState(text: string, receipt: ReceiptRecord, events: EventDraft[] = []): Promise<void> {
     if (!this.#shared) return Promise.resolve();
+    if (receipt.kind !== STATE_SHARED_KIND) throw new InternalError(`store: state.json is shared with a ${STATE_SHARED_KIND} receipt, not ${receipt.kind}`);
     return new Promise<void>((resolve, reject) => {
       if (this.#failed !== null) {
         reject(new InternalError('store: an earlier commit failed; no further writes', { cause: this.#failed }));
         return;
       }
-      this.#queue.push({ record: null, receipt: null, state: text, events: [], extra: {}, resolve, reject });
+      this.#queue.push({ record: null, receipt, state: text, events, extra: {}, resolve, reject });
       this.#schedule();
     });
   }
