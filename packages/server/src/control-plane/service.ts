@@ -182,7 +182,7 @@ export class ControlPlane {
           ...(db.pollMs !== undefined ? { pollMs: db.pollMs } : {}),
           log: (event) => where.core?.log(event),
         });
-        store = new IntentStore(join(dir, REPLICA_DIR), { sealReceipt: (r) => signer.seal(r), shared: database, receiptPublicKey: signer.publicKeyHex });
+        store = new IntentStore(join(dir, REPLICA_DIR), { sealReceipt: (r) => signer.seal(r), shared: database, signLogEntry: (d) => signer.signLogEntry(d), receiptPublicKey: signer.publicKeyHex });
         database.attachStore(store);
         // The log, not this directory's copy, holds the state in force: bring state.json up to it first.
         await database.catchUp();

@@ -104,6 +104,36 @@ describe('attacks through the database', () => {
     }
   });
 
+  it('attack: a log entry without receipts (a known destination, a confirmed intent, a forged event) is refused by a standby', async () => {
+    const b = await standby('forge-plain');
+    const created = (await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '11', asset_decimals: 6, operation: { op: 'transfer' } } as never)) as { intentId: string };
+    await until('the standby to catch up', () => b.cp.store.appliedLogSeq === h.running.cp.store.appliedLogSeq);
+    const at = b.cp.store.appliedLogSeq;
+    const record = b.cp.store.get(created.intentId)!;
+    const attackerDest = h.dest();
+    // No receipt to forge: only records, a known destination (it relaxes new-destination rules) and an event webhooks would sign and send.
+    const lastEvent = b.cp.store.lastEventSeq;
+    const batch = {
+      writes: [{ record: { ...record, status: 'confirmed', updated_at: record.updated_at + 1 }, receipt: null, extra: { known: ['ops', attackerDest] } }],
+      events: [{ id: `evt_${String(lastEvent + 1).padStart(12, '0')}`, seq: lastEvent + 1, type: 'intent.confirmed', at: h.clock.now, subject: { intent: created.intentId, wallet: 'ops' }, actor: 'system', receipt: 'ab'.repeat(32), data: { txHash: 'FORGED' } }],
+      meta: null,
+    };
+    try {
+      await sql(async (c) => {
+        await c.query('INSERT INTO cp_log (seq, fence, at, batch) VALUES ($1, 1, 0, $2)', [at + 1, JSON.stringify(batch)]);
+        await c.query("SELECT pg_notify('cp_log', $1)", [String(at + 1)]);
+      });
+      await until('the refusal to be logged', () => logs.some((l) => l.startsWith('[forge-plain]') && l.includes('replica_apply_failed') && l.includes(`log entry ${at + 1} refused`)));
+      expect(b.cp.store.appliedLogSeq).toBe(at);
+      expect(b.cp.store.isKnown('ops', attackerDest)).toBe(false);
+      expect(b.cp.store.get(created.intentId)?.status).toBe(record.status);
+      expect(b.cp.store.lastEventSeq).toBe(lastEvent);
+    } finally {
+      await sql((c) => c.query('DELETE FROM cp_log WHERE seq = $1', [at + 1]));
+      await b.close();
+    }
+  });
+
   it('attack: a state change stripped from its log entry (a revocation hidden from standbys) is refused', async () => {
     const before = snapshot('strip');
     const at = h.running.cp.store.appliedLogSeq;

@@ -203,7 +203,8 @@ export class PostgresLog implements SharedLog, DeliveryProgress {
     }
   }
 
-  async append(batch: CommitBatch, logSeq: number): Promise<number> {
+  async append(entry: { batch: CommitBatch; text: string; sig: string }, logSeq: number): Promise<number> {
+    const { batch } = entry;
     this.assertWriter();
     const token = this.#token!;
     const receipts = batch.writes.flatMap((w) => (w.receipt ? [w.receipt] : []));
@@ -216,7 +217,7 @@ export class PostgresLog implements SharedLog, DeliveryProgress {
         fenced = true;
         throw new NotWriterError('this instance lost the writer lease; the write was not made', null);
       }
-      await client.query('INSERT INTO cp_log (seq, fence, at, batch) VALUES ($1, $2, $3, $4)', [logSeq, token, Math.floor(Date.now() / 1000), JSON.stringify(batch)]);
+      await client.query('INSERT INTO cp_log (seq, fence, at, batch, sig) VALUES ($1, $2, $3, $4, $5)', [logSeq, token, Math.floor(Date.now() / 1000), entry.text, entry.sig]);
       if (receipts.length > 0) {
         await client.query(
           `INSERT INTO cp_receipts (seq, hash, prev, fence, kind, intent_id, record)
@@ -318,9 +319,9 @@ export class PostgresLog implements SharedLog, DeliveryProgress {
       // The writer applies its own batches; a pass still running when it took over stops here.
       if (this.#role === 'writer') return;
       const from = store.appliedLogSeq;
-      const { rows } = await this.#pool.query('SELECT seq, batch FROM cp_log WHERE seq > $1 ORDER BY seq LIMIT $2', [from, BATCH_ROWS]);
+      const { rows } = await this.#pool.query('SELECT seq, batch, sig FROM cp_log WHERE seq > $1 ORDER BY seq LIMIT $2', [from, BATCH_ROWS]);
       for (const row of rows) {
-        await store.applyReplicated(JSON.parse(row['batch'] as string) as CommitBatch, Number(row['seq']));
+        await store.applyReplicated(row['batch'] as string, (row['sig'] as string | null) ?? null, Number(row['seq']));
         this.counters.applied++;
       }
       if (rows.length < BATCH_ROWS) return;
