@@ -74,7 +74,7 @@ afterEach((ctx) => {
 
 afterAll(async () => {
   for (const r of extra) await r.close().catch(() => undefined);
-  await h?.close();
+  await h?.close().catch(() => undefined);
   await db?.stop();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
@@ -134,6 +134,16 @@ describe('attacks through the database', () => {
     }
   });
 
+  it('an instance name or advertised URL out of bounds is refused at start, naming the field', async () => {
+    const dir = snapshot('bounds');
+    const open = (database: Record<string, unknown>) => startControlPlane({ stateDir: dir, drivers: [h.driver], now: () => h.clock.now, expirySweepMs: 0, database: { url: db.url, leaseSeconds: 2, ...database } });
+    await expect(open({ instanceId: 'x'.repeat(10_000) })).rejects.toThrow(/instanceId/);
+    await expect(open({ instanceId: 'a\nb' })).rejects.toThrow(/instanceId/);
+    await expect(open({ instanceId: 'ok', advertiseUrl: 'javascript:alert(1)' })).rejects.toThrow(/advertiseUrl/);
+    await expect(open({ instanceId: 'ok', advertiseUrl: 'http://user:pw@writer.example' })).rejects.toThrow(/advertiseUrl/);
+    await expect(open({ instanceId: 'ok', advertiseUrl: `https://writer.example/${'a'.repeat(3000)}` })).rejects.toThrow(/advertiseUrl/);
+  });
+
   it('attack: a state change stripped from its log entry (a revocation hidden from standbys) is refused', async () => {
     const before = snapshot('strip');
     const at = h.running.cp.store.appliedLogSeq;
@@ -152,5 +162,35 @@ describe('attacks through the database', () => {
     const b = await standby('strip-restored', before);
     expect(b.cp.state.devices.find((d) => d.id === 'carol')?.revoked_at).not.toBeNull();
     await b.close();
+  });
+  // Last: it stops the writer for good.
+  it('attack: a writer address planted in the lease row is not handed to clients unless it is a plain http(s) URL', async () => {
+    const b = await standby('planted');
+    await until('b to learn where the writer is', () => b.cp.database?.writerUrl === h.url);
+    const c = new pg.Client({ connectionString: db.url });
+    await c.connect();
+    try {
+      // The database's holder keeps the lease live under a name of its own and points clients elsewhere.
+      // The row is locked first, so neither the writer's release nor b's takeover comes in between.
+      await c.query('BEGIN');
+      await c.query("SELECT 1 FROM cp_lease WHERE name = 'writer' FOR UPDATE");
+      const closing = h.running.close();
+      await c.query("UPDATE cp_lease SET holder = 'ghost', token = token + 1, expires_at = now() + interval '1 hour' WHERE name = 'writer'");
+      await c.query('COMMIT');
+      await closing;
+      for (const url of ['javascript:alert(1)', `https://evil.example/${'a'.repeat(100_000)}`, 'https://user:pw@evil.example']) {
+        await c.query("UPDATE cp_lease SET url = $1 WHERE name = 'writer'", [url]);
+        // b reads the lease at each of its ticks (four per lease).
+        await new Promise((r) => setTimeout(r, 1200));
+        expect(b.cp.database?.role).toBe('standby');
+        expect(b.cp.database?.writerUrl).toBeNull();
+        const text = await (await fetch(`${b.url}/ready?role=writer`)).text();
+        expect(text).not.toContain('evil.example');
+        expect(text).not.toContain('javascript');
+      }
+    } finally {
+      await c.end();
+      await b.close();
+    }
   });
 });

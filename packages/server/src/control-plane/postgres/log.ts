@@ -20,7 +20,7 @@
  *
  * `pg` is loaded only when this module is used. The connection string is never logged.
  */
-import { applyMigrations, InternalError, pendingMigrations, type SqlPool, type SqlQueryable, type VaultErrorOptions } from '@vault/sdk';
+import { applyMigrations, InternalError, pendingMigrations, ValidationError, type SqlPool, type SqlQueryable, type VaultErrorOptions } from '@vault/sdk';
 import { performance } from 'node:perf_hooks';
 import { readSecretFile } from '../../http/files.js';
 import type { CommitBatch, IntentRecord, IntentStore, SharedLog } from '../store.js';
@@ -77,6 +77,27 @@ export interface RoleHooks {
 
 const BATCH_ROWS = 256;
 
+/** An instance's name in the lease: printable, no spaces, bounded (it is logged and shown in /metrics). */
+const INSTANCE_ID_RE = /^[A-Za-z0-9._:@-]{1,128}$/;
+const WRITER_URL_MAX = 2048;
+
+/**
+ * `text` as an address to send writes to, or null: a plain http(s) URL without credentials, at most
+ * 2048 characters. Both what an instance advertises and what it reads back from the lease row pass
+ * here: a URL planted in the database is not handed to clients (503 `writer`, /ready) as the writer.
+ */
+export function writerUrl(text: unknown): string | null {
+  if (typeof text !== 'string' || text.length === 0 || text.length > WRITER_URL_MAX) return null;
+  let u: URL;
+  try {
+    u = new URL(text);
+  } catch {
+    return null;
+  }
+  if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.username !== '' || u.password !== '') return null;
+  return text;
+}
+
 /** One commit per intent per batch in cp_intents (a group may write one record twice; the last wins). */
 function lastWrites(batch: CommitBatch): IntentRecord[] {
   const byId = new Map<string, IntentRecord>();
@@ -123,6 +144,9 @@ export class PostgresLog implements SharedLog, DeliveryProgress {
   static async open(o: PostgresLogOptions): Promise<PostgresLog> {
     const lease = o.leaseSeconds ?? 10;
     if (!Number.isInteger(lease) || lease < 1 || lease > 3600) throw new Error('lease seconds must be an integer 1..3600');
+    if (typeof o.instanceId !== 'string' || !INSTANCE_ID_RE.test(o.instanceId)) {
+      throw new ValidationError('database', [{ path: 'instanceId', message: 'must be 1-128 characters of A-Z a-z 0-9 . _ : @ -' }]);
+    }
     const { default: pg } = await import('pg');
     const pool = new pg.Pool({ connectionString: o.url, max: o.poolMax ?? 8, connectionTimeoutMillis: 10_000 }) as unknown as PgPool;
     // An idle client losing its connection must not crash the process; the next query reconnects.
@@ -382,7 +406,7 @@ export class PostgresLog implements SharedLog, DeliveryProgress {
     );
     if (r.rowCount !== 1) {
       const cur = await this.#pool.query("SELECT url FROM cp_lease WHERE name = 'writer' AND expires_at > now()");
-      this.#writerUrl = (cur.rows[0]?.['url'] as string | undefined) || null;
+      this.#writerUrl = writerUrl(cur.rows[0]?.['url']);
       return;
     }
     this.#token = Number(r.rows[0]!['token']);
