@@ -213,6 +213,11 @@ export class Core {
     this.writer = new Writer(store, receiptSigner, this.now, (event) => this.log(event));
   }
 
+  /** On PostgreSQL without the writer's lease: reads answer from the replica as stored, nothing is written. */
+  get standby(): boolean {
+    return this.opts.database !== undefined && this.store.fence === undefined;
+  }
+
   /** The state file in force. */
   get state(): StateFile {
     return this.#state;

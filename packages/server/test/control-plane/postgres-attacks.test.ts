@@ -3,13 +3,14 @@
  * receipt key (a stolen connection string, a compromised database host): what they put in the
  * shared log must not reach what a standby enforces.
  */
+import { createControlPlaneClient } from '@vault/sdk';
 import { cpSync, rmSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startPostgres } from '../../../../scripts/postgres.mjs';
 import { migrateControlPlane } from '../../src/control-plane/postgres/log.js';
 import { startControlPlane, type RunningControlPlane } from '../../src/control-plane/run.js';
-import { setup, type Harness } from './helpers.js';
+import { PASSPHRASE, setup, type Harness } from './helpers.js';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 120_000 });
 
@@ -163,6 +164,26 @@ describe('attacks through the database', () => {
     expect(b.cp.state.devices.find((d) => d.id === 'carol')?.revoked_at).not.toBeNull();
     await b.close();
   });
+  it('a standby reads an intent past its time to live as stored: no 503, no write', async () => {
+    const b = await standby('reader');
+    const created = (await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '12', asset_decimals: 6, operation: { op: 'transfer' } } as never)) as { intentId: string };
+    await until('the standby to catch up', () => b.cp.store.appliedLogSeq === h.running.cp.store.appliedLogSeq);
+    const seq = b.cp.store.appliedLogSeq;
+    const stored = b.cp.store.get(created.intentId)!;
+    const saved = h.clock.now;
+    h.clock.now = saved + 8 * 24 * 3600;
+    try {
+      const client = createControlPlaneClient({ baseUrl: b.url });
+      await client.unlock(PASSPHRASE);
+      const read = (await client.intent(created.intentId)) as { status: string };
+      expect(read.status).toBe(stored.status);
+      expect(b.cp.store.appliedLogSeq).toBe(seq);
+    } finally {
+      h.clock.now = saved;
+      await b.close();
+    }
+  });
+
   // Last: it stops the writer for good.
   it('attack: a writer address planted in the lease row is not handed to clients unless it is a plain http(s) URL', async () => {
     const b = await standby('planted');
