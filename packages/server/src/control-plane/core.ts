@@ -298,14 +298,17 @@ export class Core {
       const registry = buildRegistry([...this.#injected, ...loaded]);
       checkStateAgainstDrivers(next, registry);
       const r = this.writer.draftReceipt('state.reloaded', { state_digest: sha256Hex(canonicalJson(next)) });
-      await this.writer.appendReceipt(r);
+      const appended = this.writer.appendReceipt(r);
+      // On PostgreSQL the standbys take the reloaded file too, chained now so it joins the receipt's
+      // commit: a crash cannot leave the receipt in the log without the state it names.
+      const shared = !encoded && this.store.fence !== undefined ? this.writer.shareState(text) : Promise.resolve();
+      shared.catch(() => undefined);
+      await appended;
+      await shared;
       // Governance first set up by this file: its digests are recorded in it (receipt first, as pairing).
       if (encoded) {
         await this.writeState(encoded);
         this.log({ event: 'governance_sealed', version: encoded.state.governance?.policy.version ?? 0 });
-      } else if (this.store.fence !== undefined) {
-        // On PostgreSQL the standbys take the reloaded file too.
-        await this.writer.shareState(text);
       }
       if (next.governance) markGoverned(this.stateDir);
       this.#state = next;

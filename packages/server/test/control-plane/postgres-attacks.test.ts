@@ -184,6 +184,15 @@ describe('attacks through the database', () => {
     }
   });
 
+  it('a reload shares its state.json in the same log entry as its state.reloaded receipt (no crash between)', async () => {
+    const at = h.running.cp.store.appliedLogSeq;
+    await h.running.cp.reload();
+    const rows = await sql(async (c) => (await c.query('SELECT batch FROM cp_log WHERE seq > $1 ORDER BY seq', [at])).rows.map((r) => JSON.parse(r.batch as string) as { state?: string; writes: { receipt: { kind: string } | null }[] }));
+    const reloaded = rows.filter((b) => b.writes.some((w) => w.receipt?.kind === 'state.reloaded'));
+    expect(reloaded).toHaveLength(1);
+    expect(reloaded[0]!.state).toBeDefined();
+  });
+
   // Last: it stops the writer for good.
   it('attack: a writer address planted in the lease row is not handed to clients unless it is a plain http(s) URL', async () => {
     const b = await standby('planted');
