@@ -108,7 +108,8 @@ describe('attacks through the database', () => {
   it('attack: a log entry without receipts (a known destination, a confirmed intent, a forged event) is refused by a standby', async () => {
     const b = await standby('forge-plain');
     const created = (await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '11', asset_decimals: 6, operation: { op: 'transfer' } } as never)) as { intentId: string };
-    await until('the standby to catch up', () => b.cp.store.appliedLogSeq === h.running.cp.store.appliedLogSeq);
+    // Both: the replica's position is readable a moment before its event count moves.
+    await until('the standby to catch up', () => b.cp.store.appliedLogSeq === h.running.cp.store.appliedLogSeq && b.cp.store.lastEventSeq === h.running.cp.store.lastEventSeq);
     const at = b.cp.store.appliedLogSeq;
     const record = b.cp.store.get(created.intentId)!;
     const attackerDest = h.dest();
