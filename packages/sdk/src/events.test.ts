@@ -29,6 +29,7 @@ describe('projectReceipt', () => {
       ['device.paired', { device: { id: 'dev_1', role: 'approver', label: 'l', public_key: hash, paired_at: at, revoked_at: null } }, {}],
       ['device.revoked', { id: 'dev_1', at }, {}],
       ['state.reloaded', { state_digest: hash }, {}],
+      ['state.shared', { state_digest: hash }, {}],
       ['webhook.created', { id: 'wh_0123', origin: 'https://hooks.example', url_digest: hash, types: ['intent.*'] }, {}],
       ['webhook.deleted', { id: 'wh_0123' }, {}],
       ['operator.created', { name: 'olga', role: 'operator', created_at: at }, {}],

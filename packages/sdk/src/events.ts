@@ -133,6 +133,12 @@ const PROJECTIONS: Record<string, Project> = {
     if (typeof b['state_digest'] !== 'string') throw new InternalError('receipt state.reloaded has no state_digest');
     return [draft(r, 'state.reloaded', { state: b['state_digest'] }, { state_digest: b['state_digest'] })];
   },
+  // PostgreSQL: the writer shares state.json through the log with this receipt beside it, so a
+  // replica adopts only a text the receipt key committed to. Replication, not news: no event.
+  'state.shared': (_r, b) => {
+    if (typeof b['state_digest'] !== 'string') throw new InternalError('receipt state.shared has no state_digest');
+    return [];
+  },
   'webhook.created': (r, b) => {
     if (typeof b['id'] !== 'string') throw new InternalError('receipt webhook.created names no endpoint');
     return [draft(r, 'webhook.created', { webhook: b['id'] }, pick(b, ['id', 'origin', 'types']))];

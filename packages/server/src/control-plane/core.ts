@@ -5,7 +5,7 @@
  * writer of intents and receipts, and the locks that order operations (one intent at a time; one
  * change of state.json at a time).
  */
-import { assertChainDriver, DriverRegistry, intentLifetime, InternalError, NotFoundError, preparePolicy, sha256Hex, ValidationError, type ChainDriver, type IntentLifetime, type PolicySet, type WalletDescriptor } from '@vault/sdk';
+import { assertChainDriver, DriverRegistry, intentLifetime, InternalError, NotFoundError, preparePolicy, sha256Hex, ValidationError, type ChainDriver, type IntentLifetime, type PolicySet, type ReceiptRecord, type WalletDescriptor } from '@vault/sdk';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../http/files.js';
@@ -213,6 +213,11 @@ export class Core {
     this.writer = new Writer(store, receiptSigner, this.now, (event) => this.log(event));
   }
 
+  /** On PostgreSQL without the writer's lease: reads answer from the replica as stored, nothing is written. */
+  get standby(): boolean {
+    return this.opts.database !== undefined && this.store.fence === undefined;
+  }
+
   /** The state file in force. */
   get state(): StateFile {
     return this.#state;
@@ -293,14 +298,17 @@ export class Core {
       const registry = buildRegistry([...this.#injected, ...loaded]);
       checkStateAgainstDrivers(next, registry);
       const r = this.writer.draftReceipt('state.reloaded', { state_digest: sha256Hex(canonicalJson(next)) });
-      await this.writer.appendReceipt(r);
+      const appended = this.writer.appendReceipt(r);
+      // On PostgreSQL the standbys take the reloaded file too, chained now so it joins the receipt's
+      // commit: a crash cannot leave the receipt in the log without the state it names.
+      const shared = !encoded && this.store.fence !== undefined ? this.writer.shareState(text) : Promise.resolve();
+      shared.catch(() => undefined);
+      await appended;
+      await shared;
       // Governance first set up by this file: its digests are recorded in it (receipt first, as pairing).
       if (encoded) {
         await this.writeState(encoded);
         this.log({ event: 'governance_sealed', version: encoded.state.governance?.policy.version ?? 0 });
-      } else if (this.store.fence !== undefined) {
-        // On PostgreSQL the standbys take the reloaded file too.
-        await this.store.shareState(text);
       }
       if (next.governance) markGoverned(this.stateDir);
       this.#state = next;
@@ -321,17 +329,22 @@ export class Core {
 
   /**
    * Replaces state.json with `next` from encodeState (already checked against the loader), then
-   * puts its state in force. Call under stateLock.
+   * puts its state in force. Call under stateLock. `receipt`, drafted for the change, is chained
+   * right after the file is written (the crash order of a change that removes power: the state
+   * first) and before the state is shared, so it never goes stale under the `state.shared` receipt.
    */
-  writeState(next: { text: string; state: StateFile }): Promise<void> {
+  writeState(next: { text: string; state: StateFile }, receipt?: ReceiptRecord): Promise<void> {
     this.#writeStateFile(next.text);
     this.#state = next.state;
-    // On PostgreSQL the writer shares it through the log (a standby keeps it local: the log wins at its next start).
-    if (this.store.fence === undefined) return Promise.resolve();
-    const shared = this.store.shareState(next.text);
+    // Chained synchronously (appendReceipt and shareState enqueue before their first await).
+    const appended = receipt ? this.writer.appendReceipt(receipt) : Promise.resolve();
     // Awaited by the caller; a rejection it has not reached yet must not count as unhandled.
+    appended.catch(() => undefined);
+    // On PostgreSQL the writer shares it through the log (a standby keeps it local: the log wins at its next start).
+    if (this.store.fence === undefined) return appended;
+    const shared = this.writer.shareState(next.text);
     shared.catch(() => undefined);
-    return shared;
+    return Promise.all([appended, shared]).then(() => undefined);
   }
 
   #writeStateFile(text: string): void {

@@ -177,9 +177,7 @@ export class Devices {
       // Crash order: the state, then the receipt (the reverse of pairing). A crash between leaves
       // the device revoked without its receipt (authority lost, never kept), rather than a receipt
       // for a revocation that the next start would not apply. No await until the receipt is chained.
-      const shared = this.#core.writeState(next);
-      await this.#core.writer.appendReceipt(receipt);
-      await shared;
+      await this.#core.writeState(next, receipt);
       this.#core.log({ event: 'revoked' });
       return { id, revoked: true, revoked_at: revoked.revoked_at };
     });

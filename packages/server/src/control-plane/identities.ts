@@ -211,10 +211,9 @@ export class Identities {
       const disabled: OperatorAccount = { ...o, disabled_at: this.#core.now() };
       const next = encodeState({ ...this.#core.state, operators: this.#core.state.operators.map((x) => (x.name === name ? disabled : x)) });
       const receipt = this.#core.writer.draftReceipt('operator.disabled', { name, disabled_at: disabled.disabled_at });
-      const shared = this.#core.writeState(next);
+      const written = this.#core.writeState(next, receipt);
       this.#sessions.revokeOperator(name);
-      await this.#core.writer.appendReceipt(receipt);
-      await shared;
+      await written;
       this.#core.log({ event: 'operator_disabled' });
       return { ...publicOperator(disabled), receipt_head: receipt.hash };
     });
@@ -269,9 +268,7 @@ export class Identities {
       const revoked: ApiKey = { ...k, revoked_at: now };
       const next = encodeState({ ...this.#core.state, api_keys: this.#core.state.api_keys.map((x) => (x.id === id ? revoked : x)) });
       const receipt = this.#core.writer.draftReceipt('apikey.revoked', { id, revoked_at: now });
-      const shared = this.#core.writeState(next);
-      await this.#core.writer.appendReceipt(receipt);
-      await shared;
+      await this.#core.writeState(next, receipt);
       this.#core.log({ event: 'apikey_revoked' });
       return { ...publicApiKey(revoked, now), receipt_head: receipt.hash };
     });

@@ -117,6 +117,9 @@ export class Intents {
    */
   async refresh(id: string): Promise<IntentRecord> {
     const r = this.#core.writer.get(id);
+    // A standby may not write the expiry or a new decision (503 not_writer): the read answers from
+    // the replica, and the writer's own reads and sweep make the change that then replicates here.
+    if (this.#core.standby) return r;
     const due = EXPIRABLE_STATUSES.has(r.status) && this.pastExpiry(r);
     // Busy (an execute or approval in progress): answer with what is stored rather than wait.
     if ((!isOpen(r.status) && !due) || this.#core.intentLocks.held(id)) return r;

@@ -156,12 +156,12 @@ function timeAppends(running: RunningControlPlane): { ms: number[]; writes: numb
   const log = running.cp.database!;
   const append = log.append.bind(log);
   const out = { ms: [] as number[], writes: [] as number[], largest: null as CommitBatch | null };
-  log.append = async (batch, logSeq) => {
+  log.append = async (entry, logSeq) => {
     const t = performance.now();
-    const r = await append(batch, logSeq);
+    const r = await append(entry, logSeq);
     out.ms.push(performance.now() - t);
-    out.writes.push(batch.writes.length);
-    if (batch.writes.length > (out.largest?.writes.length ?? 0)) out.largest = batch;
+    out.writes.push(entry.batch.writes.length);
+    if (entry.batch.writes.length > (out.largest?.writes.length ?? 0)) out.largest = entry.batch;
     return r;
   };
   return out;

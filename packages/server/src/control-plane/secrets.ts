@@ -57,6 +57,12 @@ export class ReceiptSigner {
     return createReceipt(previous, input, null);
   }
 
+  /** The receipt key's signature over a shared log entry's 32-byte digest (store.ts logEntryDigest). */
+  signLogEntry(digest: Uint8Array): Uint8Array {
+    if (digest.length !== 32) throw new Error('a log entry digest is 32 bytes');
+    return this.#sign(digest);
+  }
+
   /** The record with its checkpoint signature. */
   seal(record: ReceiptRecord): ReceiptRecord {
     return signReceipt(record, this.#sign);

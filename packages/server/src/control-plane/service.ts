@@ -70,7 +70,7 @@ import { DeviceAuth, forbidden } from './device-auth.js';
 import { Signers } from './signers.js';
 import { admitGoverned, encodeState, LEGACY_OPERATOR, readStateFile, readStateText, type Device, type StateFile } from './state.js';
 import { IntentStore, type IntentRecord } from './store.js';
-import { PostgresLog } from './postgres/log.js';
+import { PostgresLog, writerUrl } from './postgres/log.js';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { Webhooks } from './webhooks/service.js';
@@ -174,6 +174,9 @@ export class ControlPlane {
     try {
       if (opts.database) {
         const db = opts.database;
+        if (db.advertiseUrl !== undefined && writerUrl(db.advertiseUrl) === null) {
+          throw new ValidationError('database', [{ path: 'advertiseUrl', message: 'must be an http(s) URL without credentials, at most 2048 characters' }]);
+        }
         database = await PostgresLog.open({
           url: db.url,
           instanceId: db.instanceId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
@@ -182,7 +185,7 @@ export class ControlPlane {
           ...(db.pollMs !== undefined ? { pollMs: db.pollMs } : {}),
           log: (event) => where.core?.log(event),
         });
-        store = new IntentStore(join(dir, REPLICA_DIR), { sealReceipt: (r) => signer.seal(r), shared: database, receiptPublicKey: signer.publicKeyHex });
+        store = new IntentStore(join(dir, REPLICA_DIR), { sealReceipt: (r) => signer.seal(r), shared: database, signLogEntry: (d) => signer.signLogEntry(d), receiptPublicKey: signer.publicKeyHex });
         database.attachStore(store);
         // The log, not this directory's copy, holds the state in force: bring state.json up to it first.
         await database.catchUp();

@@ -19,11 +19,16 @@
  * it when lost. Other instances apply the same batches in the same order (applyReplicated).
  */
 import {
+  canonicalize,
   eventId,
+  fromHex,
+  toHex,
+  verifyEd25519,
   GENESIS_PREV,
   InternalError,
   verifyReceiptChain,
   matchesEventFilter,
+  sha256Hex,
   type Decision,
   type EventDraft,
   type EventFilter,
@@ -116,8 +121,11 @@ export interface CommitBatch {
  * The LMDB map is then this instance's replica of it.
  */
 export interface SharedLog {
-  /** Persists `batch` as entry `logSeq` of the log (the one after this replica's last). */
-  append(batch: CommitBatch, logSeq: number): Promise<number>;
+  /**
+   * Persists `batch` as entry `logSeq` of the log (the one after this replica's last): `text` is
+   * its JSON, `sig` the receipt key's signature over logEntryDigest(logSeq, text).
+   */
+  append(entry: { batch: CommitBatch; text: string; sig: string }, logSeq: number): Promise<number>;
   /** The fencing token of the lease held now, or undefined when none is. */
   readonly fence: number | undefined;
   /** Throws (503, not_writer) unless this instance holds the writer's lease. */
@@ -136,6 +144,8 @@ export interface IntentStoreOptions {
   sealReceipt?: (receipt: ReceiptRecord) => ReceiptRecord;
   /** The shared log the map replicates (PostgreSQL). Absent: the map is the store (LMDB alone). */
   shared?: SharedLog;
+  /** Signs a log entry's 32-byte digest with the receipt key (required with `shared`: see logEntryDigest). */
+  signLogEntry?: (digest: Uint8Array) => Uint8Array;
   /**
    * The receipt key's public half (hex): a replica checks every batch it applies against it (links,
    * hashes, the batch's closing signature, fences), so what the database hands it is not taken on trust.
@@ -146,6 +156,27 @@ export interface IntentStoreOptions {
 export interface StoreMeta {
   receipts: number;
   head: string;
+}
+
+/**
+ * The receipt a writer on a shared log chains with every state.json text it shares: its body
+ * commits to the text, so a replica adopts only what the receipt key signed for (see #checkReplicated).
+ */
+export const STATE_SHARED_KIND = 'state.shared';
+
+/** The body of the `state.shared` receipt for a state.json text. */
+export function stateSharedBody(text: string): { state_digest: string } {
+  return { state_digest: sha256Hex(text) };
+}
+
+/**
+ * What the writer signs for each entry of a shared log: its position and its exact JSON text, under
+ * a prefix no receipt hash can have. A replica applies an entry only with a valid signature, so
+ * records, known destinations and events (which no receipt covers) come from the writer too, and
+ * an entry replayed at another position is refused.
+ */
+export function logEntryDigest(logSeq: number, text: string): Uint8Array {
+  return fromHex(sha256Hex(`vault-cp-log-entry-v1\n${logSeq}\n${text}`), 'digest', 32);
 }
 
 /** Key of the per-wallet history index: [wallet, created_at, n]. */
@@ -189,6 +220,7 @@ export class IntentStore {
   #shared: SharedLog | undefined;
   #onState: ((text: string) => Promise<void>) | null = null;
   readonly #receiptKey: string | undefined;
+  readonly #signEntry: ((digest: Uint8Array) => Uint8Array) | undefined;
   #queue: QueuedWrite[] = [];
   #scheduled = false;
   #committing = false;
@@ -200,6 +232,7 @@ export class IntentStore {
     this.#seal = options.sealReceipt;
     this.#shared = options.shared;
     this.#receiptKey = options.receiptPublicKey;
+    this.#signEntry = options.signLogEntry;
     mkdirSync(path, { recursive: true, mode: 0o700 });
     this.root = open({
       path,
@@ -456,7 +489,13 @@ export class IntentStore {
       };
       for (const w of group) if (w.state !== undefined) batch.state = w.state;
       // A shared log (PostgreSQL) makes the batch durable first; this map is then its replica.
-      const logSeq = this.#shared ? await this.#shared.append(batch, this.appliedLogSeq + 1) : null;
+      let logSeq: number | null = null;
+      if (this.#shared) {
+        if (!this.#signEntry) throw new InternalError('store: a shared log needs the receipt key to sign its entries');
+        const text = JSON.stringify(batch);
+        const sig = toHex(this.#signEntry(logEntryDigest(this.appliedLogSeq + 1, text)));
+        logSeq = await this.#shared.append({ batch, text, sig }, this.appliedLogSeq + 1);
+      }
       await this.#apply(batch, logSeq);
       this.#nextEventSeq = seq;
       for (const w of group) w.resolve();
@@ -500,10 +539,16 @@ export class IntentStore {
   /**
    * Applies a batch another writer committed to the shared log (`logSeq`, in order, each once):
    * this map follows it, and the batch's events reach this store's listeners as they would have
-   * reached the writer's. @internal: the shared log calls it.
+   * reached the writer's. `text` is the entry as stored, `sig` its signature (logEntryDigest),
+   * checked before the text is even parsed. @internal: the shared log calls it.
    */
-  async applyReplicated(batch: CommitBatch, logSeq: number): Promise<void> {
+  async applyReplicated(text: string, sig: string | null, logSeq: number): Promise<void> {
     if (logSeq !== this.appliedLogSeq + 1) throw new InternalError(`store: replica at log seq ${this.appliedLogSeq} cannot apply ${logSeq}`);
+    if (this.#receiptKey === undefined) throw new InternalError(`store: log entry ${logSeq} refused: no receipt key to check it with`);
+    if (typeof sig !== 'string' || !/^[0-9a-f]{128}$/.test(sig) || !verifyEd25519(fromHex(sig, 'sig', 64), logEntryDigest(logSeq, text), fromHex(this.#receiptKey, 'receipt key', 32))) {
+      throw new InternalError(`store: log entry ${logSeq} refused: not signed by the receipt key`);
+    }
+    const batch = JSON.parse(text) as CommitBatch;
     this.#checkReplicated(batch, logSeq);
     await this.#apply(batch, logSeq);
     const lastEvent = batch.events.at(-1);
@@ -523,6 +568,15 @@ export class IntentStore {
     const fail = (why: string): never => {
       throw new InternalError(`store: log entry ${logSeq} refused: ${why}`);
     };
+    // A state.json text rides with the signed receipt that commits to it, and that receipt with
+    // its text: neither a state the database invented nor a shared one dropped (a revocation
+    // hidden from standbys) passes. The chain check below proves the receipt is the writer's.
+    const shared = receipts.filter((r) => r.kind === STATE_SHARED_KIND).at(-1);
+    if (batch.state !== undefined || shared !== undefined) {
+      if (shared === undefined) fail('it carries a state.json without a state.shared receipt');
+      if (typeof batch.state !== 'string') fail('its state.shared receipt comes without the state.json');
+      if (shared!.body_digest !== sha256Hex(canonicalize(stateSharedBody(batch.state!)))) fail('its state.json is not the one its state.shared receipt commits to');
+    }
     if (receipts.length === 0) {
       if (batch.meta !== null) fail('it anchors a head without receipts');
       return;
@@ -537,17 +591,19 @@ export class IntentStore {
   }
 
   /**
-   * Shares a new state.json text through the log (in the next group commit, in call order with the
-   * writes around it). Resolves once committed; a store without a shared log has nothing to share.
+   * Shares a new state.json text through the log with its `state.shared` receipt (Writer.shareState
+   * chains it), in the next group commit, in call order with the writes around it. Resolves once
+   * committed; a store without a shared log has nothing to share.
    */
-  shareState(text: string): Promise<void> {
+  shareState(text: string, receipt: ReceiptRecord, events: EventDraft[] = []): Promise<void> {
     if (!this.#shared) return Promise.resolve();
+    if (receipt.kind !== STATE_SHARED_KIND) throw new InternalError(`store: state.json is shared with a ${STATE_SHARED_KIND} receipt, not ${receipt.kind}`);
     return new Promise<void>((resolve, reject) => {
       if (this.#failed !== null) {
         reject(new InternalError('store: an earlier commit failed; no further writes', { cause: this.#failed }));
         return;
       }
-      this.#queue.push({ record: null, receipt: null, state: text, events: [], extra: {}, resolve, reject });
+      this.#queue.push({ record: null, receipt, state: text, events, extra: {}, resolve, reject });
       this.#schedule();
     });
   }

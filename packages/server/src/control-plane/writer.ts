@@ -17,7 +17,7 @@ import { HistoryCache } from './history.js';
 import { NotWriterError } from './postgres/log.js';
 import type { ReceiptSigner } from './secrets.js';
 import { assertTransition } from './status.js';
-import type { IntentRecord, IntentStore } from './store.js';
+import { STATE_SHARED_KIND, stateSharedBody, type IntentRecord, type IntentStore } from './store.js';
 
 export class Writer {
   readonly #store: IntentStore;
@@ -198,6 +198,23 @@ export class Writer {
     } catch (e) {
       this.#broken = true;
       if (e instanceof NotWriterError) throw e;
+      throw new InternalError('store: write failed', { cause: e });
+    }
+  }
+
+  /**
+   * Shares a state.json text through the shared log (PostgreSQL) with a `state.shared` receipt
+   * committing to it, chained now: replicas adopt the text only beside that signed receipt.
+   */
+  async shareState(text: string): Promise<void> {
+    this.assertWritable();
+    const r = this.receipt(STATE_SHARED_KIND, stateSharedBody(text));
+    const events = this.#events(r, {});
+    try {
+      await this.#store.shareState(text, r, events);
+    } catch (e) {
+      // As appendReceipt: the receipt is chained in memory; writing on could fork the chain.
+      this.#broken = true;
       throw new InternalError('store: write failed', { cause: e });
     }
   }

@@ -116,7 +116,7 @@ beforeAll(async () => {
   [cli, db, devnet] = await Promise.all([buildControlPlaneCli('cli-failover'), startPostgres(), startDevnet(mkdtempSync(join(dir, 'devnet-')), SIGNER_DELAY_MS)]);
   const migrate = spawnSync(process.execPath, [cli, 'migrate'], { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', VAULT_DATABASE_URL: db.url } });
   expect(migrate.stderr).toBe('');
-  expect(migrate.stdout).toBe('applied migrations 1, 2\n');
+  expect(migrate.stdout).toBe('applied migrations 1, 2, 3\n');
   expect(migrate.status).toBe(0);
   expect(spawnSync(process.execPath, [cli, 'migrate'], { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', VAULT_DATABASE_URL: db.url } }).stdout).toBe('the schema is current\n');
   sql = new pg.Client({ connectionString: db.url });

@@ -105,10 +105,10 @@ async function tables(url: string): Promise<string[]> {
 }
 
 describe('vault-control-plane migrate (the real CLI)', () => {
-  it('with VAULT_DATABASE_URL: applies migrations 1 and 2, then says the schema is current', async () => {
+  it('with VAULT_DATABASE_URL: applies migrations 1 to 3, then says the schema is current', async () => {
     const url = await freshDatabase();
     const first = await migrate([], { VAULT_DATABASE_URL: url });
-    expect(first).toEqual({ code: 0, stdout: 'applied migrations 1, 2\n', stderr: '' });
+    expect(first).toEqual({ code: 0, stdout: 'applied migrations 1, 2, 3\n', stderr: '' });
     expect(await tables(url)).toEqual(['cp_events', 'cp_intents', 'cp_lease', 'cp_log', 'cp_receipts', 'cp_schema_migrations', 'cp_webhook_progress']);
     const second = await migrate([], { VAULT_DATABASE_URL: url });
     expect(second).toEqual({ code: 0, stdout: 'the schema is current\n', stderr: '' });
@@ -119,7 +119,7 @@ describe('vault-control-plane migrate (the real CLI)', () => {
     const url = await freshDatabase();
     const file = secretFile('url-0600', `${url}\n`, 0o600);
     const run = await migrate(['--database-url-file', file]);
-    expect(run).toEqual({ code: 0, stdout: 'applied migrations 1, 2\n', stderr: '' });
+    expect(run).toEqual({ code: 0, stdout: 'applied migrations 1, 2, 3\n', stderr: '' });
     expect(await migrate([], { VAULT_DATABASE_URL_FILE: file })).toEqual({ code: 0, stdout: 'the schema is current\n', stderr: '' });
   });
 
@@ -140,10 +140,10 @@ describe('vault-control-plane migrate (the real CLI)', () => {
     await initStateDir({ stateDir, passphrase: PASSPHRASE, scrypt: FAST_SCRYPT });
     const refused = await runCli(['serve', '--state-dir', stateDir, '--port', '0'], { VAULT_DATABASE_URL: url });
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/the database schema is behind \(missing migrations 1, 2\); run: vault-control-plane migrate/);
+    expect(refused.stderr).toMatch(/the database schema is behind \(missing migrations 1, 2, 3\); run: vault-control-plane migrate/);
     expectNoSecret(refused, url, db.password);
     expect(await tables(url)).toEqual([]);
-    expect((await migrate([], { VAULT_DATABASE_URL: url })).stdout).toBe('applied migrations 1, 2\n');
+    expect((await migrate([], { VAULT_DATABASE_URL: url })).stdout).toBe('applied migrations 1, 2, 3\n');
     // Now it starts (and is stopped as soon as it listens).
     const base = { ...process.env };
     delete base['VAULT_DATABASE_URL_FILE'];

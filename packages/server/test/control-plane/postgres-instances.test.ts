@@ -44,7 +44,7 @@ async function standby(name: string, leaseSeconds: number): Promise<{ running: R
 
 beforeAll(async () => {
   db = await startPostgres();
-  expect(await migrateControlPlane(db.url)).toEqual([1, 2]);
+  expect(await migrateControlPlane(db.url)).toEqual([1, 2, 3]);
   expect(await migrateControlPlane(db.url)).toEqual([]);
   h = await setup({ controlPlane: { database: { url: db.url, instanceId: 'a', leaseSeconds: 2, pollMs: 100 } } });
   await until('a to hold the lease', () => h.running.cp.database?.role === 'writer');

@@ -120,7 +120,7 @@ async function allDelivered(head: number): Promise<void> {
 
 beforeAll(async () => {
   db = await startPostgres();
-  expect(await migrateControlPlane(db.url)).toEqual([1, 2]);
+  expect(await migrateControlPlane(db.url)).toEqual([1, 2, 3]);
   server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));

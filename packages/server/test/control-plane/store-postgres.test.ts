@@ -56,7 +56,7 @@ async function freshDatabase(migrate = true): Promise<string> {
   const name = `store_${++databases}`;
   await sql(db.url, `CREATE DATABASE ${name}`);
   const url = db.url.replace(/\/postgres$/, `/${name}`);
-  if (migrate) expect(await migrateControlPlane(url)).toEqual([1, 2]);
+  if (migrate) expect(await migrateControlPlane(url)).toEqual([1, 2, 3]);
   return url;
 }
 
@@ -85,15 +85,15 @@ interface Instance {
 
 /** One control plane's store as service.ts wires it: the log, the replica map beside it, the hooks, then start(). */
 /** A seal function that also names the key it signs with (a replica checks log entries against it). */
-type Seal = ((r: ReceiptRecord) => ReceiptRecord) & { publicKeyHex?: string };
+type Seal = ((r: ReceiptRecord) => ReceiptRecord) & { publicKeyHex?: string; signLogEntry?: (digest: Uint8Array) => Uint8Array };
 function sealOf(signer: ReceiptSigner): Seal {
-  return Object.assign((r: ReceiptRecord) => signer.seal(r), { publicKeyHex: signer.publicKeyHex });
+  return Object.assign((r: ReceiptRecord) => signer.seal(r), { publicKeyHex: signer.publicKeyHex, signLogEntry: (d: Uint8Array) => signer.signLogEntry(d) });
 }
 
 async function instance(url: string, dir: string, name: string, seal: Seal, leaseSeconds = 30): Promise<Instance> {
   const lines: Record<string, unknown>[] = [];
   const log = await PostgresLog.open({ url, instanceId: name, advertiseUrl: () => `http://${name}.invalid`, leaseSeconds, pollMs: 50, log: (e) => lines.push(e) });
-  const store = new IntentStore(dir, { sealReceipt: seal, shared: log, ...(seal.publicKeyHex ? { receiptPublicKey: seal.publicKeyHex } : {}) });
+  const store = new IntentStore(dir, { sealReceipt: seal, shared: log, ...(seal.publicKeyHex ? { receiptPublicKey: seal.publicKeyHex } : {}), ...(seal.signLogEntry ? { signLogEntry: seal.signLogEntry } : {}) });
   const inst: Instance = {
     name,
     log,
@@ -223,15 +223,18 @@ describe('store on PostgreSQL: the lease, the log, standbys, the schema', () => 
       ]);
       expect(a.store.get(intentId(1))).toBeUndefined();
       expect(a.store.getMeta().receipts).toBe(1);
-      // The store writes no more (its map and the log have parted) and A gives the lease up; whoever
-      // takes over first applies the log, entry 2 included.
+      // The store writes no more (its map and the log have parted) and A gives the lease up.
       expect(a.store.fault).toMatch(/earlier commit failed/);
       await expect(chain.create({ n: 2 })).rejects.toThrow(/earlier commit failed/);
       expect(a.log.role).toBe('standby');
       expect(a.demoted).toEqual(['commit_failed']);
       // Given up: free now, or already taken again (by A's next tick) with the next token.
       await until('the lease to be given up', async () => (await sql(url, "SELECT expires_at <= now() OR token > 1 AS given FROM cp_lease WHERE name = 'writer'"))[0]!['given'] === true);
-      await until("A's replica to apply entry 2", () => a.store.appliedLogSeq === 2);
+      // Entry 2 carries no signature by the receipt key: no replica applies it, so no one can take
+      // over on top of it (the database's writer can stop the service, not change what it holds).
+      await until('A to refuse entry 2', () => a.lines.some((l) => String(l['error'] ?? '').includes('log entry 2 refused')));
+      expect(a.store.appliedLogSeq).toBe(1);
+      expect(a.log.role).not.toBe('writer');
     } finally {
       await a.close();
     }
@@ -360,12 +363,12 @@ describe('store on PostgreSQL: the lease, the log, standbys, the schema', () => 
     pool.on('error', () => undefined);
     try {
       const connections = async (): Promise<number> => Number((await sql(db.url, 'SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1', [url.split('/').pop()]))[0]!['n']);
-      expect(await pendingMigrations(pool, CONTROL_PLANE_SCHEMA)).toEqual([1, 2]);
+      expect(await pendingMigrations(pool, CONTROL_PLANE_SCHEMA)).toEqual([1, 2, 3]);
       const before = await connections();
-      await expect(PostgresLog.open(opts)).rejects.toThrow(/schema is behind \(missing migrations 1, 2\); run: vault-control-plane migrate/);
+      await expect(PostgresLog.open(opts)).rejects.toThrow(/schema is behind \(missing migrations 1, 2, 3\); run: vault-control-plane migrate/);
       // A refused open leaves no connection of its own behind.
       await until('the refused open to disconnect', async () => (await connections()) === before);
-      expect(await migrateControlPlane(url)).toEqual([1, 2]);
+      expect(await migrateControlPlane(url)).toEqual([1, 2, 3]);
       expect(await pendingMigrations(pool, CONTROL_PLANE_SCHEMA)).toEqual([]);
       const log = await PostgresLog.open(opts);
       await log.close();
@@ -376,7 +379,7 @@ describe('store on PostgreSQL: the lease, the log, standbys, the schema', () => 
       await expect(pendingMigrations(pool, CONTROL_PLANE_SCHEMA)).rejects.toThrow(/upgrade/);
       await expect(PostgresLog.open(opts)).rejects.toThrow(/does not know \(99\); upgrade/);
       // The refusals changed nothing.
-      expect((await sql(url, 'SELECT version FROM cp_schema_migrations ORDER BY version')).map((r) => r['version'])).toEqual([1, 2, 99]);
+      expect((await sql(url, 'SELECT version FROM cp_schema_migrations ORDER BY version')).map((r) => r['version'])).toEqual([1, 2, 3, 99]);
     } finally {
       await pool.end();
     }

@@ -28,7 +28,7 @@ export interface OpenedStore {
 
 export interface StoreSuiteOptions {
   /** A fresh, empty store that takes writes; `seal` signs each group's last receipt. */
-  open(seal: ((r: ReceiptRecord) => ReceiptRecord) & { publicKeyHex: string }): Promise<OpenedStore>;
+  open(seal: ((r: ReceiptRecord) => ReceiptRecord) & { publicKeyHex: string; signLogEntry: (digest: Uint8Array) => Uint8Array }): Promise<OpenedStore>;
   /** The ways this store can be reopened, each run as its own test. */
   reopenModes: readonly string[];
 }
@@ -108,7 +108,7 @@ export function newSigner(): ReceiptSigner {
 
 async function withStore(opts: StoreSuiteOptions, fn: (s: OpenedStore, chain: Chain, signer: ReceiptSigner) => Promise<OpenedStore | void>): Promise<void> {
   const signer = newSigner();
-  let s = await opts.open(Object.assign((r: ReceiptRecord) => signer.seal(r), { publicKeyHex: signer.publicKeyHex }));
+  let s = await opts.open(Object.assign((r: ReceiptRecord) => signer.seal(r), { publicKeyHex: signer.publicKeyHex, signLogEntry: (d: Uint8Array) => signer.signLogEntry(d) }));
   try {
     const after = await fn(s, new Chain(signer, s.store), signer);
     if (after) s = after;

@@ -20,7 +20,7 @@
  *
  * `pg` is loaded only when this module is used. The connection string is never logged.
  */
-import { applyMigrations, InternalError, pendingMigrations, type SqlPool, type SqlQueryable, type VaultErrorOptions } from '@vault/sdk';
+import { applyMigrations, InternalError, pendingMigrations, ValidationError, type SqlPool, type SqlQueryable, type VaultErrorOptions } from '@vault/sdk';
 import { performance } from 'node:perf_hooks';
 import { readSecretFile } from '../../http/files.js';
 import type { CommitBatch, IntentRecord, IntentStore, SharedLog } from '../store.js';
@@ -83,6 +83,27 @@ export interface RoleHooks {
 
 const BATCH_ROWS = 256;
 
+/** An instance's name in the lease: printable, no spaces, bounded (it is logged and shown in /metrics). */
+const INSTANCE_ID_RE = /^[A-Za-z0-9._:@-]{1,128}$/;
+const WRITER_URL_MAX = 2048;
+
+/**
+ * `text` as an address to send writes to, or null: a plain http(s) URL without credentials, at most
+ * 2048 characters. Both what an instance advertises and what it reads back from the lease row pass
+ * here: a URL planted in the database is not handed to clients (503 `writer`, /ready) as the writer.
+ */
+export function writerUrl(text: unknown): string | null {
+  if (typeof text !== 'string' || text.length === 0 || text.length > WRITER_URL_MAX) return null;
+  let u: URL;
+  try {
+    u = new URL(text);
+  } catch {
+    return null;
+  }
+  if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.username !== '' || u.password !== '') return null;
+  return text;
+}
+
 /** One commit per intent per batch in cp_intents (a group may write one record twice; the last wins). */
 function lastWrites(batch: CommitBatch): IntentRecord[] {
   const byId = new Map<string, IntentRecord>();
@@ -96,13 +117,14 @@ function lastWrites(batch: CommitBatch): IntentRecord[] {
  * ($2) and a time not yet past; every insert reads the log entry's RETURNING row, which exists
  * only when the lease row does, so a fenced writer appends nothing and gets no row back. The row
  * lock is held to the commit, so a takeover waits for a commit under way. The rows for the query
- * tables come as one JSON array each ($6 receipts, $7 intents, $8 events), parsed by PostgreSQL.
+ * tables come as one JSON array each ($6 receipts, $7 intents, $8 events), parsed by PostgreSQL;
+ * $5 is the entry's exact text and $9 the receipt key's signature over it.
  */
 const APPEND = `
 WITH held AS (
   SELECT 1 FROM cp_lease WHERE name = 'writer' AND holder = $1 AND token = $2 AND expires_at > now() FOR SHARE
 ), log AS (
-  INSERT INTO cp_log (seq, fence, at, batch) SELECT $3, $2, $4, $5 FROM held RETURNING seq
+  INSERT INTO cp_log (seq, fence, at, batch, sig) SELECT $3, $2, $4, $5, $9 FROM held RETURNING seq
 ), receipts AS (
   INSERT INTO cp_receipts (seq, hash, prev, fence, kind, intent_id, record)
   SELECT (r->>'seq')::bigint, r->>'hash', r->>'prev', coalesce((r->>'fence')::bigint, $2), r->>'kind', r->>'intentId', r
@@ -159,6 +181,9 @@ export class PostgresLog implements SharedLog, DeliveryProgress {
   static async open(o: PostgresLogOptions): Promise<PostgresLog> {
     const lease = o.leaseSeconds ?? 10;
     if (!Number.isInteger(lease) || lease < 1 || lease > 3600) throw new Error('lease seconds must be an integer 1..3600');
+    if (typeof o.instanceId !== 'string' || !INSTANCE_ID_RE.test(o.instanceId)) {
+      throw new ValidationError('database', [{ path: 'instanceId', message: 'must be 1-128 characters of A-Z a-z 0-9 . _ : @ -' }]);
+    }
     const { default: pg } = await import('pg');
     // A commit is one statement, which the server finishes without the client. The webhook
     // progress write is a transaction: a writer paused inside it would hold the lease row FOR SHARE
@@ -275,7 +300,8 @@ export class PostgresLog implements SharedLog, DeliveryProgress {
     }
   }
 
-  async append(batch: CommitBatch, logSeq: number): Promise<number> {
+  async append(entry: { batch: CommitBatch; text: string; sig: string }, logSeq: number): Promise<number> {
+    const { batch } = entry;
     this.assertWriter();
     const token = this.#token!;
     const receipts = batch.writes.flatMap((w) => (w.receipt ? [w.receipt] : []));
@@ -284,13 +310,15 @@ export class PostgresLog implements SharedLog, DeliveryProgress {
       token,
       logSeq,
       Math.floor(Date.now() / 1000),
-      JSON.stringify(batch),
+      entry.text,
       JSON.stringify(receipts),
       JSON.stringify(lastWrites(batch)),
       JSON.stringify(batch.events),
+      entry.sig,
     ]);
     if (r.rowCount !== 1) {
-      this.#demote('fenced');
+      // Only the token this append ran under is lost: a late answer must not demote a newer lease.
+      if (this.#token === token) this.#demote('fenced');
       throw new NotWriterError('this instance lost the writer lease; the write was not made', null);
     }
     return logSeq;
@@ -334,7 +362,7 @@ export class PostgresLog implements SharedLog, DeliveryProgress {
       await client.query('COMMIT');
     } catch (e) {
       await client.query('ROLLBACK').catch(() => undefined);
-      if (fenced) this.#demote('fenced');
+      if (fenced && this.#token === token) this.#demote('fenced');
       throw e;
     } finally {
       client.release();
@@ -381,9 +409,9 @@ export class PostgresLog implements SharedLog, DeliveryProgress {
       // The writer applies its own batches; a pass still running when it took over stops here.
       if (this.#role === 'writer') return;
       const from = store.appliedLogSeq;
-      const { rows } = await this.#pool.query('SELECT seq, batch FROM cp_log WHERE seq > $1 ORDER BY seq LIMIT $2', [from, BATCH_ROWS]);
+      const { rows } = await this.#pool.query('SELECT seq, batch, sig FROM cp_log WHERE seq > $1 ORDER BY seq LIMIT $2', [from, BATCH_ROWS]);
       for (const row of rows) {
-        await store.applyReplicated(JSON.parse(row['batch'] as string) as CommitBatch, Number(row['seq']));
+        await store.applyReplicated(row['batch'] as string, (row['sig'] as string | null) ?? null, Number(row['seq']));
         this.counters.applied++;
       }
       if (rows.length < BATCH_ROWS) return;
@@ -444,7 +472,7 @@ export class PostgresLog implements SharedLog, DeliveryProgress {
     );
     if (r.rowCount !== 1) {
       const cur = await this.#pool.query("SELECT url FROM cp_lease WHERE name = 'writer' AND expires_at > now()");
-      this.#writerUrl = (cur.rows[0]?.['url'] as string | undefined) || null;
+      this.#writerUrl = writerUrl(cur.rows[0]?.['url']);
       return;
     }
     this.#token = Number(r.rows[0]!['token']);

@@ -8,6 +8,8 @@
  * - `cp_log`: every group commit, in order, as the batch each instance's replica applies. Its
  *   primary key is the second fence: two writers can never both append entry n.
  * - `cp_receipts`, `cp_intents`, `cp_events`: the same data as tables to query with SQL.
+ * - `cp_log.sig` (3): the receipt key's signature over each entry's seq and text (store.ts
+ *   logEntryDigest), checked by every replica before it applies the entry.
  * - `cp_webhook_progress` (2): per webhook endpoint, the seq at and below which every event is
  *   delivered or dead-lettered, written by the writer (fenced), read by the next one at takeover.
  */
@@ -71,6 +73,12 @@ const MIGRATIONS: readonly Migration[] = [
         updated_at bigint NOT NULL
       );
     `,
+  },
+  {
+    version: 3,
+    name: 'log entry signatures',
+    // Added after: entries written before have none, and a replica refuses an entry without one.
+    sql: `ALTER TABLE cp_log ADD COLUMN sig text;`,
   },
 ];
 

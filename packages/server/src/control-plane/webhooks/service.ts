@@ -195,7 +195,8 @@ export class Webhooks {
       // Crash order as for pairing: the receipt, then the state (a crash between leaves a receipt
       // for an endpoint that never existed; its creator got no secret).
       await this.#core.writer.appendReceipt(this.createdReceipt(endpoint));
-      this.#core.writeState(next);
+      // Awaited: on PostgreSQL the answer waits until standbys can have the endpoint too.
+      await this.#core.writeState(next);
       this.added([endpoint.id]);
       return { ...publicEndpoint(endpoint, { pending: 0, dead: 0 }), secret };
     });
@@ -218,8 +219,7 @@ export class Webhooks {
       const receipt = this.#core.writer.draftReceipt('webhook.deleted', { id });
       // As for revocation: the state, then the receipt (a crash between leaves it removed without
       // its receipt, never a receipt for an endpoint still receiving).
-      this.#core.writeState(next);
-      await this.#core.writer.appendReceipt(receipt);
+      await this.#core.writeState(next, receipt);
       this.#core.log({ event: 'webhook_deleted', id });
     });
     await this.dispatcher.purge(id);
