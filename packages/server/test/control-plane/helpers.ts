@@ -5,7 +5,7 @@
  */
 import { createControlPlaneClient, generateEd25519KeyPair, type ChainDriver, signApproval, toHex, type ControlPlaneClient, type PolicySet, type Rule, type SignedApproval, type VaultError, type WalletDescriptor } from '@vault/sdk';
 import { MemoryLedger, createMemoryDriver, memoryWallet, type MemoryDriver } from '@vault/sdk/testing';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initStateDir, startControlPlane, type RunningControlPlane } from '../../src/control-plane/run.js';
@@ -220,4 +220,36 @@ export async function until<T>(what: string, fn: () => Promise<T | undefined | f
     if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** One query on its own connection (the PostgreSQL tests' look at what the database holds). */
+export async function sqlRows<T = Record<string, unknown>>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(text, values)).rows as T[];
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Another control-plane instance of `h`'s vault on PostgreSQL: a copy of its state directory as it
+ * is now (keys, state.json; never its lock or replica), started with the harness's options and
+ * `database` (lease 2 s and a 100 ms poll unless given).
+ */
+export async function anotherInstance(h: Harness, name: string, database: NonNullable<ControlPlaneOptions['database']>, log: (line: string) => void = () => undefined): Promise<RunningControlPlane> {
+  const dir = `${h.dir}-${name}`;
+  cpSync(h.dir, dir, { recursive: true, filter: (src) => !src.endsWith('serve.lock') && !src.includes('/replica') });
+  return startControlPlane({
+    stateDir: dir,
+    drivers: [h.driver],
+    now: () => h.clock.now,
+    confirmAttempts: 3,
+    confirmDelayMs: 5,
+    expirySweepMs: 0,
+    database: { instanceId: name, leaseSeconds: 2, pollMs: 100, ...database },
+    log,
+  });
 }

@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { startPostgres } from '../../../../scripts/postgres.mjs';
 import { migrateControlPlane } from '../../src/control-plane/postgres/log.js';
 import { startControlPlane, type RunningControlPlane } from '../../src/control-plane/run.js';
-import { PASSPHRASE, setup, type Harness } from './helpers.js';
+import { PASSPHRASE, setup, until, type Harness } from './helpers.js';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 120_000 });
 
@@ -19,16 +19,6 @@ let h: Harness;
 const extra: RunningControlPlane[] = [];
 const dirs: string[] = [];
 const logs: string[] = [];
-
-async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** A copy of the writer's state directory as it is now (keys, state.json), without its replica. */
 function snapshot(name: string): string {

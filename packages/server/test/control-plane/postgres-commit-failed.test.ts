@@ -4,13 +4,11 @@
  * than every instance answering 503 for a writer that refuses everything until a restart.
  */
 import { createControlPlaneClient, verifyReceiptChain, type ControlPlaneClient } from '@vault/sdk';
-import { cpSync } from 'node:fs';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startPostgres } from '../../../../scripts/postgres.mjs';
 import { migrateControlPlane } from '../../src/control-plane/postgres/log.js';
-import { startControlPlane, type RunningControlPlane } from '../../src/control-plane/run.js';
-import { PASSPHRASE, setup, type Harness } from './helpers.js';
+import type { RunningControlPlane } from '../../src/control-plane/run.js';
+import { anotherInstance, PASSPHRASE, setup, sqlRows, until, type Harness } from './helpers.js';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 120_000 });
 
@@ -19,25 +17,7 @@ let h: Harness;
 let b: { running: RunningControlPlane; client: ControlPlaneClient } | undefined;
 const lostA: string[] = [];
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-async function sql(text: string, values: unknown[] = []): Promise<Record<string, unknown>[]> {
-  const c = new pg.Client({ connectionString: db.url });
-  await c.connect();
-  try {
-    return (await c.query(text, values)).rows;
-  } finally {
-    await c.end();
-  }
-}
+const sql = (text: string, values: unknown[] = []) => sqlRows(db.url, text, values);
 
 beforeAll(async () => {
   db = await startPostgres();
@@ -45,18 +25,7 @@ beforeAll(async () => {
   // A's lease is long: within the wait below only a lease given up, not one run out, lets B in.
   h = await setup({ controlPlane: { database: { url: db.url, instanceId: 'a', leaseSeconds: 30, pollMs: 100, onLeaseLost: (r) => lostA.push(r) } } });
   await until('a to hold the lease', () => h.running.cp.database?.role === 'writer');
-  const dir = `${h.dir}-b`;
-  cpSync(h.dir, dir, { recursive: true, filter: (src) => !src.endsWith('serve.lock') && !src.includes('/replica') });
-  const running = await startControlPlane({
-    stateDir: dir,
-    drivers: [h.driver],
-    now: () => h.clock.now,
-    confirmAttempts: 3,
-    confirmDelayMs: 5,
-    expirySweepMs: 0,
-    database: { url: db.url, instanceId: 'b', leaseSeconds: 2, pollMs: 100 },
-    log: () => undefined,
-  });
+  const running = await anotherInstance(h, 'b', { url: db.url });
   const client = createControlPlaneClient({ baseUrl: running.url });
   await client.unlock(PASSPHRASE);
   b = { running, client };

@@ -4,15 +4,14 @@
  * writer stops, and the fence that keeps a writer whose lease was taken from appending.
  */
 import { createControlPlaneClient, verifyReceiptChain, type ControlPlaneClient } from '@vault/sdk';
-import { cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startPostgres } from '../../../../scripts/postgres.mjs';
 import { migrateControlPlane } from '../../src/control-plane/postgres/log.js';
 import { ReceiptSigner } from '../../src/control-plane/secrets.js';
-import { startControlPlane, type RunningControlPlane } from '../../src/control-plane/run.js';
-import { PASSPHRASE, setup, until, type Harness } from './helpers.js';
+import type { RunningControlPlane } from '../../src/control-plane/run.js';
+import { anotherInstance, PASSPHRASE, setup, until, type Harness } from './helpers.js';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 120_000 });
 
@@ -22,20 +21,9 @@ const extra: RunningControlPlane[] = [];
 /** Every instance's log lines (shown when a test fails). */
 const logs: string[] = [];
 
-/** A second instance on a copy of the first's state directory (same keys and state; its own replica). */
+/** A second instance of the vault (same keys and state; its own replica), unlocked. */
 async function standby(name: string, leaseSeconds: number): Promise<{ running: RunningControlPlane; client: ControlPlaneClient }> {
-  const dir = `${h.dir}-${name}`;
-  cpSync(h.dir, dir, { recursive: true, filter: (src) => !src.endsWith('serve.lock') && !src.includes('/replica') });
-  const running = await startControlPlane({
-    stateDir: dir,
-    drivers: [h.driver],
-    now: () => h.clock.now,
-    confirmAttempts: 3,
-    confirmDelayMs: 5,
-    expirySweepMs: 0,
-    database: { url: db.url, instanceId: name, leaseSeconds, pollMs: 100 },
-    log: (l) => logs.push(`[${name}] ${l}`),
-  });
+  const running = await anotherInstance(h, name, { url: db.url, leaseSeconds }, (l) => logs.push(`[${name}] ${l}`));
   extra.push(running);
   const client = createControlPlaneClient({ baseUrl: running.url });
   await client.unlock(PASSPHRASE);

@@ -6,16 +6,15 @@
  * write is not sent again (no flood from the new writer's own, never used, cursor).
  */
 import { verifyWebhook } from '@vault/sdk';
-import { cpSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startPostgres } from '../../../../scripts/postgres.mjs';
 import { migrateControlPlane, NotWriterError } from '../../src/control-plane/postgres/log.js';
-import { startControlPlane, type RunningControlPlane } from '../../src/control-plane/run.js';
+import type { RunningControlPlane } from '../../src/control-plane/run.js';
 import { emptyState } from '../../src/control-plane/state.js';
-import { setup, PASSPHRASE, type Harness } from './helpers.js';
+import { anotherInstance, setup, PASSPHRASE, sqlRows, until, type Harness } from './helpers.js';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 120_000 });
 
@@ -42,25 +41,7 @@ const extra: RunningControlPlane[] = [];
 /** The instance that writes after the unreadable-progress test. */
 let cInstance: { running: RunningControlPlane; token: string; logs: string[] } | null = null;
 
-async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-async function sql<T = Record<string, unknown>>(text: string, values: unknown[] = []): Promise<T[]> {
-  const client = new pg.Client({ connectionString: db.url });
-  await client.connect();
-  try {
-    return (await client.query(text, values)).rows as T[];
-  } finally {
-    await client.end();
-  }
-}
+const sql = <T = Record<string, unknown>>(text: string, values: unknown[] = []) => sqlRows<T>(db.url, text, values);
 
 async function lowWater(): Promise<number | undefined> {
   const rows = await sql<{ low_water: string }>('SELECT low_water FROM cp_webhook_progress WHERE endpoint_id = $1', [hook]);
@@ -69,19 +50,8 @@ async function lowWater(): Promise<number | undefined> {
 
 /** A second instance on a copy of the first's state directory (the endpoint, its sealed secret and webhooks.key included). */
 async function standby(name: string): Promise<{ running: RunningControlPlane; token: string; logs: string[] }> {
-  const dir = `${h.dir}-${name}`;
-  cpSync(h.dir, dir, { recursive: true, filter: (src) => !src.endsWith('serve.lock') && !src.includes('/replica') });
   const logs: string[] = [];
-  const running = await startControlPlane({
-    stateDir: dir,
-    drivers: [h.driver],
-    now: () => h.clock.now,
-    confirmAttempts: 3,
-    confirmDelayMs: 5,
-    expirySweepMs: 0,
-    database: { url: db.url, instanceId: name, leaseSeconds: 2, pollMs: 100 },
-    log: (l) => logs.push(l),
-  });
+  const running = await anotherInstance(h, name, { url: db.url }, (l) => logs.push(l));
   extra.push(running);
   const r = await fetch(`${running.url}/session/unlock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ passphrase: PASSPHRASE }) });
   return { running, token: ((await r.json()) as { token: string }).token, logs };

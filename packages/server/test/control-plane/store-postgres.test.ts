@@ -17,6 +17,7 @@ import { migrateControlPlane, NotWriterError, PostgresLog } from '../../src/cont
 import { CONTROL_PLANE_SCHEMA } from '../../src/control-plane/postgres/schema.js';
 import { IntentStore, type IntentRecord } from '../../src/control-plane/store.js';
 import type { ReceiptSigner } from '../../src/control-plane/secrets.js';
+import { sqlRows as sql, until } from './helpers.js';
 import { Chain, intentId, newSigner, record, snapshot, storeSuite, type OpenedStore } from './store-suite.js';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 120_000 });
@@ -41,16 +42,6 @@ function tempDir(): string {
 }
 
 /** Runs one statement on `url` on a connection of its own (the test's independent view of the database). */
-async function sql(url: string, text: string, values: unknown[] = []): Promise<Record<string, unknown>[]> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query(text, values)).rows;
-  } finally {
-    await c.end();
-  }
-}
-
 /** A new, empty database on the test server (migrated unless told not to): each test its own log. */
 async function freshDatabase(migrate = true): Promise<string> {
   const name = `store_${++databases}`;
@@ -58,16 +49,6 @@ async function freshDatabase(migrate = true): Promise<string> {
   const url = db.url.replace(/\/postgres$/, `/${name}`);
   if (migrate) expect(await migrateControlPlane(url)).toEqual([1, 2, 3]);
   return url;
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 interface Instance {
