@@ -3,6 +3,7 @@
  * process, started once, its sockets kept open between runs. The sign bench uses it, and
  * control-plane/load-generator.test.ts tests it against a real loopback server.
  */
+import type { PolicySet } from '@vault/sdk';
 import { spawn } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -83,3 +84,36 @@ export async function startLoadControl(cfg: LoadControlConfig): Promise<LoadCont
     },
   };
 }
+
+/** One run of the generator in a process of its own (the benches that measure POST /intent). */
+export interface LoadOnceConfig {
+  url: string;
+  path: string;
+  method: string;
+  token: string;
+  concurrency: number;
+  durationMs: number;
+  bodyKind: 'intent' | 'none';
+  client?: 'net' | 'http';
+}
+
+/** Runs the load generator once, in its own process (the servers keep the caller's event loop). */
+export function loadOnce(cfg: LoadOnceConfig): Promise<LoadRun> {
+  return new Promise((res, rej) => {
+    const p = spawn(process.execPath, [LOAD_GENERATOR, JSON.stringify(cfg)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    p.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    p.on('exit', (code) => (code === 0 ? res(JSON.parse(out) as LoadRun) : rej(new Error(`load generator failed: ${err}`))));
+  });
+}
+
+/** The five-rule policy the POST /intent benches evaluate (every rule kind an intent meets on the way). */
+export const BENCH_INTENT_RULES: PolicySet['rules'] = [
+  { rule: 'hard_ceiling', max: '1000000000000' },
+  { rule: 'destination_blocklist', addresses: ['mem1' + 'ee'.repeat(20), 'mem1' + 'ef'.repeat(20)] },
+  { rule: 'daily_velocity_cap', limit: '100000000000000' },
+  { rule: 'approval_threshold', above: '1000000000', required_weight: 1, approvers: [{ id: 'alice', weight: 1 }] },
+  { rule: 'require_tag', key: 'desk' },
+];

@@ -9,51 +9,26 @@
  * Server CPU per request
  * (this process; the load generator is another) is the figure that moves least.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createControlPlaneClient, projectReceipt, type PolicySet } from '@vault/sdk';
+import { join } from 'node:path';
+import { createControlPlaneClient, projectReceipt } from '@vault/sdk';
 import { MemoryLedger, createMemoryDriver, memoryWallet } from '@vault/sdk/testing';
 import { bench, describe } from 'vitest';
+import { BENCH_INTENT_RULES, loadOnce, type LoadRun } from '../../test/load-control.js';
 import { initStateDir, startControlPlane } from './run.js';
 import { emptyState } from './state.js';
 import type { IntentStore } from './store.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const LOAD = resolve(here, '../../test/control-plane/fixtures/load.mjs');
 const PASS = 'bench passphrase 0123';
 const DURATION_MS = Number(process.env['BENCH_SECONDS'] ?? 6) * 1000;
 const CONCURRENCY = Number(process.env['BENCH_CONCURRENCY'] ?? 64);
 
-interface LoadResult {
-  requests: number;
-  ok: number;
-  errors: number;
-  rps: number;
-  p50: number;
-  p99: number;
-}
+type LoadResult = LoadRun;
+const load = loadOnce;
 
-function load(cfg: { url: string; path: string; method: string; token: string; concurrency: number; durationMs: number; bodyKind: 'intent' }): Promise<LoadResult> {
-  return new Promise((res, rej) => {
-    const p = spawn(process.execPath, [LOAD, JSON.stringify(cfg)], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    p.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    p.on('exit', (code) => (code === 0 ? res(JSON.parse(out) as LoadResult) : rej(new Error(`load generator failed: ${err}`))));
-  });
-}
 
-const rules: PolicySet['rules'] = [
-  { rule: 'hard_ceiling', max: '1000000000000' },
-  { rule: 'destination_blocklist', addresses: ['mem1' + 'ee'.repeat(20), 'mem1' + 'ef'.repeat(20)] },
-  { rule: 'daily_velocity_cap', limit: '100000000000000' },
-  { rule: 'approval_threshold', above: '1000000000', required_weight: 1, approvers: [{ id: 'alice', weight: 1 }] },
-  { rule: 'require_tag', key: 'desk' },
-];
+const rules = BENCH_INTENT_RULES;
 
 const fmt = (n: number, d = 2) => Number(n.toFixed(d));
 

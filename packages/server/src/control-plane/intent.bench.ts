@@ -15,15 +15,14 @@
  * table at the end.
  */
 import { createHash } from 'node:crypto';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { MemoryLedger, createMemoryDriver, memoryWallet } from '@vault/sdk/testing';
-import { canonicalize, createControlPlaneClient, normalizeIntent, type Decision, type PolicySet } from '@vault/sdk';
+import { canonicalize, createControlPlaneClient, normalizeIntent, type Decision } from '@vault/sdk';
 import { Hono } from 'hono';
 import { bench, describe } from 'vitest';
+import { BENCH_INTENT_RULES, loadOnce, type LoadRun } from '../../test/load-control.js';
 import { z } from 'zod';
 import { procCpuSeconds } from '../../test/cpu.js';
 import { createServiceApp, readJson } from '../http/app.js';
@@ -34,44 +33,16 @@ import { emptyState } from './state.js';
 import { IntentStore, type IntentRecord } from './store.js';
 import { STORE_DIR } from './service.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const LOAD = resolve(here, '../../test/control-plane/fixtures/load.mjs');
 const PASS = 'bench passphrase 0123';
 const DURATION_MS = Number(process.env['BENCH_SECONDS'] ?? 6) * 1000;
 const CONCURRENCY = Number(process.env['BENCH_CONCURRENCY'] ?? 64);
 const STORED = Number(process.env['BENCH_STORED'] ?? 1_000_000);
 
-interface LoadResult {
-  requests: number;
-  ok: number;
-  errors: number;
-  rps: number;
-  p50: number;
-  p99: number;
-  statuses: Record<string, number>;
-  /** CPU the load generator spent per request (its own process). */
-  clientCpuUsPerRequest: number;
-}
+type LoadResult = LoadRun;
+const load = loadOnce;
 
-/** Runs the load generator in its own process; the server keeps this process's event loop. */
-function load(cfg: { url: string; path: string; method: string; token: string; concurrency: number; durationMs: number; bodyKind: 'intent' | 'none'; client?: 'net' | 'http' }): Promise<LoadResult> {
-  return new Promise((res, rej) => {
-    const p = spawn(process.execPath, [LOAD, JSON.stringify(cfg)], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    p.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    p.on('exit', (code) => (code === 0 ? res(JSON.parse(out) as LoadResult) : rej(new Error(`load generator failed: ${err}`))));
-  });
-}
 
-const fivRules: PolicySet['rules'] = [
-  { rule: 'hard_ceiling', max: '1000000000000' },
-  { rule: 'destination_blocklist', addresses: ['mem1' + 'ee'.repeat(20), 'mem1' + 'ef'.repeat(20)] },
-  { rule: 'daily_velocity_cap', limit: '100000000000000' },
-  { rule: 'approval_threshold', above: '1000000000', required_weight: 1, approvers: [{ id: 'alice', weight: 1 }] },
-  { rule: 'require_tag', key: 'desk' },
-];
+const fivRules = BENCH_INTENT_RULES;
 
 async function makeState(dir: string) {
   const ledger = new MemoryLedger();

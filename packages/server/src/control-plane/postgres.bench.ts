@@ -21,10 +21,11 @@ import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createControlPlaneClient, type PolicySet } from '@vault/sdk';
+import { createControlPlaneClient } from '@vault/sdk';
 import { MemoryLedger, createMemoryDriver, memoryWallet } from '@vault/sdk/testing';
 import pg from 'pg';
 import { bench, describe } from 'vitest';
+import { BENCH_INTENT_RULES, loadOnce, type LoadRun } from '../../test/load-control.js';
 import { startPostgres } from '../../../../scripts/postgres.mjs';
 import { bundleClis } from '../../test/cli-bundle.js';
 import { migrateControlPlane } from './postgres/log.js';
@@ -34,7 +35,6 @@ import type { CommitBatch } from './store.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const PKG = resolve(here, '../..');
-const LOAD = resolve(here, '../../test/control-plane/fixtures/load.mjs');
 const MEMORY_DRIVER = resolve(here, '../../test/control-plane/fixtures/memory-driver.mjs');
 // A private bundle of the CLI (as crash.test.ts does), so a concurrent `tsup` clean cannot delete it mid-run.
 const CLI_DIR = join(PKG, '.cache/bench-cli');
@@ -47,35 +47,11 @@ const FAILOVERS = Number(process.env['BENCH_FAILOVERS'] ?? 5);
 const FAILOVER_LEASES = (process.env['BENCH_FAILOVER_LEASES'] ?? '2,5').split(',').map(Number);
 const RETRY_MS = 50;
 
-interface LoadResult {
-  requests: number;
-  ok: number;
-  errors: number;
-  rps: number;
-  p50: number;
-  p99: number;
-  statuses: Record<string, number>;
-}
+type LoadResult = LoadRun;
+const load = (cfg: { url: string; token: string; concurrency: number; durationMs: number }): Promise<LoadResult> => loadOnce({ ...cfg, path: '/intent', method: 'POST', bodyKind: 'intent' });
 
-/** Runs the load generator in its own process; the servers keep this process's event loop. */
-function load(cfg: { url: string; token: string; concurrency: number; durationMs: number }): Promise<LoadResult> {
-  return new Promise((res, rej) => {
-    const p = spawn(process.execPath, [LOAD, JSON.stringify({ ...cfg, path: '/intent', method: 'POST', bodyKind: 'intent' })], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    p.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    p.on('exit', (code) => (code === 0 ? res(JSON.parse(out) as LoadResult) : rej(new Error(`load generator failed: ${err}`))));
-  });
-}
 
-const rules: PolicySet['rules'] = [
-  { rule: 'hard_ceiling', max: '1000000000000' },
-  { rule: 'destination_blocklist', addresses: ['mem1' + 'ee'.repeat(20), 'mem1' + 'ef'.repeat(20)] },
-  { rule: 'daily_velocity_cap', limit: '100000000000000' },
-  { rule: 'approval_threshold', above: '1000000000', required_weight: 1, approvers: [{ id: 'alice', weight: 1 }] },
-  { rule: 'require_tag', key: 'desk' },
-];
+const rules = BENCH_INTENT_RULES;
 
 const fmt = (n: number, d = 2) => Number(n.toFixed(d));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
