@@ -15,8 +15,8 @@
  * when this process is root the server runs as `nobody` (the directory is handed to it first).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { chownSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -40,6 +40,42 @@ export async function postgresBinaries() {
   }
   const mod = await import(pathToFileURL(entry).href);
   return { initdb: mod.initdb, postgres: mod.postgres };
+}
+
+/**
+ * The binaries as `owner` can run them. Run as root, the server runs as `nobody`, who cannot reach
+ * binaries under a directory only root may enter (a clone in /root, or in a 0700 temp directory):
+ * then the build is copied once, world-readable, into the temp directory and run from there.
+ */
+function binariesFor(owner, bins) {
+  if (owner.uid === undefined) return bins;
+  const probe = spawnSync(bins.postgres, ['--version'], { uid: owner.uid, gid: owner.gid, stdio: 'ignore' });
+  if (!probe.error && probe.status === 0) return bins;
+  const native = dirname(dirname(bins.postgres));
+  const target = join(tmpdir(), `vault-pg-build-${createHash('sha256').update(native).digest('hex').slice(0, 16)}`);
+  if (!existsSync(join(target, 'bin', 'postgres'))) {
+    const staging = mkdtempSync(`${target}.`);
+    cpSync(native, staging, { recursive: true, verbatimSymlinks: true });
+    openUp(staging);
+    try {
+      renameSync(staging, target);
+    } catch (e) {
+      // Another process put the same build there first.
+      rmSync(staging, { recursive: true, force: true });
+      if (!existsSync(join(target, 'bin', 'postgres'))) throw e;
+    }
+  }
+  return { initdb: join(target, 'bin', 'initdb'), postgres: join(target, 'bin', 'postgres') };
+}
+
+/** Makes a copied tree readable (and its directories and executables enterable) by everyone. */
+function openUp(path) {
+  const st = lstatSync(path);
+  if (st.isSymbolicLink()) return;
+  if (st.isDirectory()) {
+    chmodSync(path, 0o755);
+    for (const e of readdirSync(path)) openUp(join(path, e));
+  } else chmodSync(path, st.mode & 0o111 ? 0o755 : 0o644);
 }
 
 /** uid/gid to run the server as: ourselves, or `nobody` when we are root. */
@@ -86,8 +122,8 @@ function run(cmd, args, opts) {
  * @returns {Promise<{ url: string, host: string, port: number, user: string, password: string, dir: string, pid: number, stop(): Promise<void> }>}
  */
 export async function startPostgres(options = {}) {
-  const { initdb, postgres } = await postgresBinaries();
   const owner = runAs();
+  const { initdb, postgres } = binariesFor(owner, await postgresBinaries());
   const dir = mkdtempSync(join(tmpdir(), 'vault-pg-'));
   const data = join(dir, 'data');
   const password = randomBytes(18).toString('hex');
