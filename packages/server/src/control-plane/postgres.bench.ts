@@ -27,7 +27,7 @@ import pg from 'pg';
 import { bench, describe } from 'vitest';
 import { BENCH_INTENT_RULES, loadOnce, type LoadRun } from '../../test/load-control.js';
 import { startPostgres } from '../../../../scripts/postgres.mjs';
-import { bundleClis } from '../../test/cli-bundle.js';
+import { buildControlPlaneCli } from '../../test/control-plane/processes.js';
 import { migrateControlPlane } from './postgres/log.js';
 import { initStateDir, startControlPlane, type RunningControlPlane } from './run.js';
 import { emptyState } from './state.js';
@@ -36,9 +36,6 @@ import type { CommitBatch } from './store.js';
 const here = dirname(fileURLToPath(import.meta.url));
 const PKG = resolve(here, '../..');
 const MEMORY_DRIVER = resolve(here, '../../test/control-plane/fixtures/memory-driver.mjs');
-// A private bundle of the CLI (as crash.test.ts does), so a concurrent `tsup` clean cannot delete it mid-run.
-const CLI_DIR = join(PKG, '.cache/bench-cli');
-const CLI = join(CLI_DIR, 'control-plane/cli.js');
 const PASS = 'bench passphrase 0123';
 const DURATION_MS = Number(process.env['BENCH_SECONDS'] ?? 6) * 1000;
 const CONCURRENCY = Number(process.env['BENCH_CONCURRENCY'] ?? 64);
@@ -324,7 +321,8 @@ async function measureAll(): Promise<void> {
     }
   }
 
-  await bundleClis(['control-plane/cli'], CLI_DIR);
+  // A private bundle of the CLI (as the crash tests build theirs): a concurrent `tsup` clean cannot delete it mid-run.
+  const CLI = await buildControlPlaneCli('bench-cli');
   let seq = 0;
   for (const leaseSeconds of FAILOVER_LEASES) {
     const url = await database(`bench_failover_${leaseSeconds}`);

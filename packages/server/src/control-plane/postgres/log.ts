@@ -288,10 +288,6 @@ export class PostgresLog implements SharedLog, DeliveryProgress {
     if (this.#role === 'writer') void this.#leaseTick();
   }
 
-  get leaseSeconds(): number {
-    return this.#o.leaseSeconds;
-  }
-
   assertWriter(): void {
     if (this.#role !== 'writer') throw new NotWriterError(`this instance is a standby; send writes to the writer${this.#writerUrl ? ` (${this.#writerUrl})` : ''}`, this.#writerUrl);
     if (performance.now() >= this.#deadline) {
@@ -523,13 +519,6 @@ export class PostgresLog implements SharedLog, DeliveryProgress {
     await this.#pool
       .query("UPDATE cp_lease SET expires_at = now() WHERE name = 'writer' AND holder = $1 AND token = $2", [this.#o.instanceId, token])
       .catch(() => undefined);
-  }
-
-  /** Reads the lease as the database has it (tests, /metrics). */
-  async lease(): Promise<{ holder: string; token: number; expiresInMs: number; url: string }> {
-    const { rows } = await this.#pool.query("SELECT holder, token, url, (extract(epoch FROM expires_at - now()) * 1000)::bigint AS ms FROM cp_lease WHERE name = 'writer'");
-    const r = rows[0]!;
-    return { holder: r['holder'] as string, token: Number(r['token']), expiresInMs: Number(r['ms']), url: r['url'] as string };
   }
 
   async close(): Promise<void> {
