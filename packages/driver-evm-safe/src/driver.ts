@@ -555,7 +555,7 @@ export function createEvmSafeDriver(options: EvmSafeDriverOptions): EvmSafeDrive
     },
     defaultMaxFee: SIGNER_DEFAULT_MAX_FEE_WEI,
 
-    assemble({ built, contributions, wallet }: AssembleInput): AssembleResult {
+    assemble({ built, contributions, wallet, memo }: AssembleInput): AssembleResult {
       served(wallet.chain);
       const { safe } = safeControl(wallet);
       const payload = checkedPayload(built);
@@ -567,6 +567,9 @@ export function createEvmSafeDriver(options: EvmSafeDriverOptions): EvmSafeDrive
         contributions,
         wallet,
         verify: (c, owner) => contributionProblem(c, owner, digest),
+        // verify reads only the digest, checked above to be the payload's safeTxHash.
+        memo,
+        memoKey: built.digest,
         // An address's checksum is only its spelling: owners match case-insensitively.
         addressKey: (address) => address.toLowerCase(),
         encode: (counted) => {

@@ -265,7 +265,7 @@ export function createStellarDriver(options: StellarDriverOptions): StellarDrive
     },
     defaultMaxFee: SIGNER_DEFAULT_MAX_FEE_STROOPS,
 
-    assemble({ built, contributions, wallet }: AssembleInput): AssembleResult {
+    assemble({ built, contributions, wallet, memo }: AssembleInput): AssembleResult {
       const s = multisig(wallet);
       const { payload } = openPayload(built);
       if (payload.chain !== wallet.chain || payload.network_passphrase !== s.config.networkPassphrase) {
@@ -283,6 +283,9 @@ export function createStellarDriver(options: StellarDriverOptions): StellarDrive
         contributions,
         wallet,
         verify: (c, member) => contributionProblem(c, member, hash),
+        // verify reads only the digest (the transaction hash, which is what is signed).
+        memo,
+        memoKey: built.digest,
         // The weight this transaction needs, recorded at build time from the account's thresholds and
         // the class of its operation (build.ts neededWeight); payloads without it: the quorum.
         quorum: payload.needed_weight ?? s.control.quorum,

@@ -325,9 +325,9 @@ export function createXrplDriver(options: XrplDriverOptions): XrplDriver {
     },
     defaultMaxFee: SIGNER_DEFAULT_MAX_FEE_DROPS,
 
-    assemble({ built, contributions, wallet }: AssembleInput) {
+    assemble({ built, contributions, wallet, memo }: AssembleInput) {
       config(wallet.chain);
-      return assembleMultisig(built, contributions, wallet);
+      return assembleMultisig(built, contributions, wallet, memo);
     },
 
     async submit({ chain, blob }: SubmitInput): Promise<SubmitResult> {

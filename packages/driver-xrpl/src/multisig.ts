@@ -14,6 +14,7 @@ import {
   type AssembleResult,
   type BuiltPayload,
   type Contribution,
+  type ContributionMemo,
   type ContributionProblem,
   type WalletDescriptor,
 } from '@vault/sdk';
@@ -95,7 +96,7 @@ export function signersArray(contributions: readonly Contribution[]): TxJson[] {
 }
 
 /** The SDK's tally over the wallet's weights with XRPL's checks; at quorum, the blob with its Signers sorted. */
-export function assembleMultisig(built: BuiltPayload, contributions: readonly Contribution[], wallet: WalletDescriptor): AssembleResult {
+export function assembleMultisig(built: BuiltPayload, contributions: readonly Contribution[], wallet: WalletDescriptor, memo?: ContributionMemo): AssembleResult {
   if (wallet.control.kind !== 'native_multisig') {
     throw new ValidationError('wallet', [{ path: 'control.kind', message: 'XRPL wallets use native_multisig control' }]);
   }
@@ -108,6 +109,9 @@ export function assembleMultisig(built: BuiltPayload, contributions: readonly Co
     contributions,
     wallet,
     verify: (c, member) => contributionProblem(payload.tx_json, c, member.address),
+    // verify reads tx_json, whose signing hash payloadOf checked to be the digest.
+    memo,
+    memoKey: built.digest,
     encode: (counted) => {
       const blob = encode({ ...payload.tx_json, Signers: signersArray(counted.map((x) => x.contribution)) });
       return { blob, txHash: hashes.hashSignedTx(blob) };

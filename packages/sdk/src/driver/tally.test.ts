@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { ValidationError } from '../errors.js';
 import type { Contribution } from '../schemas/sign.js';
 import type { SignerDesc, WalletDescriptor } from '../schemas/wallet.js';
-import { assembleContributions, CONTRIBUTION_REJECTIONS, MAX_CONTRIBUTIONS, tallyContributions, type ContributionProblem } from './tally.js';
+import { assembleContributions, CONTRIBUTION_REJECTIONS, ContributionMemo, MAX_CONTRIBUTIONS, tallyContributions, type ContributionProblem } from './tally.js';
 
 // Weights 1, 2, 1; quorum 3.
 const wallet: WalletDescriptor = {
@@ -162,6 +162,63 @@ describe('tallyContributions', () => {
 
   it('publishes its reasons as a fixed set', () => {
     expect(CONTRIBUTION_REJECTIONS).toEqual(['malformed', 'not_a_member', 'wrong_key', 'bad_signature', 'duplicate']);
+  });
+});
+
+describe('tallyContributions with a ContributionMemo', () => {
+  /** A verify over a payload: good when the signature is the payload's name, counting its calls. */
+  const overPayload = (payload: string) => vi.fn((c: Contribution, member: SignerDesc) => verify({ ...c, signature: { ...c.signature, hex: c.signature.hex === payload ? 'aa' : 'bb' } }, member));
+  const contributions = [contribution('rA', 'a1'), contribution('rB', 'a1'), contribution('rC', 'cc'), contribution('rA', 'a1')];
+
+  it('verifies each contribution once across tallies of one payload, and tallies as without it', () => {
+    const memo = new ContributionMemo();
+    const v = overPayload('a1');
+    // As the control plane does: each contribution as it arrives, then all of them.
+    for (const c of contributions) tallyContributions({ contributions: [c], wallet, verify: v, memo, memoKey: 'a1' });
+    expect(v).toHaveBeenCalledTimes(3); // the repeat of rA's is the same contribution for the same member
+    const withMemo = tallyContributions({ contributions, wallet, verify: v, memo, memoKey: 'a1' });
+    expect(v).toHaveBeenCalledTimes(3);
+    expect(withMemo).toEqual(tallyContributions({ contributions, wallet, verify: overPayload('a1') }));
+    expect(withMemo).toMatchObject({ weight: 3, invalid: [{ index: 2, reason: 'bad_signature' }, { index: 3, reason: 'duplicate' }] });
+  });
+
+  it('attack: a memo filled for one payload is ignored for another: its signatures are verified again and do not count', () => {
+    const memo = new ContributionMemo();
+    tallyContributions({ contributions, wallet, verify: overPayload('a1'), memo, memoKey: 'a1' });
+    const v = overPayload('b2');
+    const other = tallyContributions({ contributions, wallet, verify: v, memo, memoKey: 'b2' });
+    expect(v).toHaveBeenCalledTimes(4);
+    expect(other.weight).toBe(0);
+    // Still bound to a1 (the first payload it served), so b2's results never enter it either.
+    const v1 = overPayload('a1');
+    expect(tallyContributions({ contributions, wallet, verify: v1, memo, memoKey: 'a1' }).weight).toBe(3);
+    expect(v1).not.toHaveBeenCalled();
+  });
+
+  it('attack: a memo filled for one wallet is ignored for another wallet with the same members', () => {
+    const memo = new ContributionMemo();
+    tallyContributions({ contributions, wallet, verify: overPayload('a1'), memo, memoKey: 'a1' });
+    const v = overPayload('a1');
+    tallyContributions({ contributions, wallet: { ...wallet, wallet: 'w2' }, verify: v, memo, memoKey: 'a1' });
+    expect(v).toHaveBeenCalledTimes(4);
+  });
+
+  it('keeps a result per member and contribution: the same bytes claimed for another member are checked for that member', () => {
+    const memo = new ContributionMemo();
+    const v = overPayload('a1');
+    tallyContributions({ contributions: [contribution('rA', 'a1')], wallet, verify: v, memo, memoKey: 'a1' });
+    const stolen = { ...contribution('rA', 'a1'), signer_address: 'rB' };
+    const t = tallyContributions({ contributions: [stolen], wallet, verify: v, memo, memoKey: 'a1' });
+    expect(v).toHaveBeenCalledTimes(2);
+    expect(t.invalid).toMatchObject([{ reason: 'wrong_key' }]);
+  });
+
+  it('without a memoKey the memo is not used', () => {
+    const memo = new ContributionMemo();
+    const v = overPayload('a1');
+    tallyContributions({ contributions, wallet, verify: v, memo });
+    tallyContributions({ contributions, wallet, verify: v, memo });
+    expect(v).toHaveBeenCalledTimes(8);
   });
 });
 

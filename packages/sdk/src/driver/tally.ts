@@ -9,6 +9,7 @@
  * Contributions arrive from signers over the network: each is checked against ContributionSchema
  * first, so a null, a wrong type or an extra member is listed `malformed`, never thrown.
  */
+import { canonicalize } from '../canonical.js';
 import { ValidationError } from '../errors.js';
 import { ContributionSchema, type Contribution } from '../schemas/sign.js';
 import { walletMembers, type SignerDesc, type WalletDescriptor } from '../schemas/wallet.js';
@@ -74,6 +75,45 @@ export interface TallyInput {
    * Default: exactly as written, since base58 and StrKey addresses are case-sensitive.
    */
   addressKey?: (address: string) => string;
+  /**
+   * Results of `verify` kept from earlier tallies of the same payload (see {@link ContributionMemo}):
+   * a contribution already checked for the same member is not verified again. Used only with
+   * `memoKey`.
+   */
+  memo?: ContributionMemo;
+  /**
+   * What identifies everything `verify` reads besides the contribution and its member: the
+   * payload's digest, once the driver has checked that it is the digest of the payload it verifies
+   * against. A memo first used under another key (another payload, chain or wallet) is ignored.
+   */
+  memoKey?: string;
+}
+
+/**
+ * The verification results of one payload's contributions, kept across `assemble` calls: the
+ * control plane assembles each signer's contribution as it arrives, so the signatures are checked
+ * while it waits for the slowest signer, and the final `assemble` finds them checked. Bound to the
+ * first payload (chain, wallet and `memoKey`) it is used with; under any other it is ignored, so a
+ * result can never be carried over to a payload it was not computed for. At most
+ * {@link MAX_CONTRIBUTIONS} results are kept.
+ *
+ * @example
+ * const memo = new ContributionMemo()
+ * driver.assemble({ built, contributions: [first], wallet, memo }) // verifies `first`
+ * driver.assemble({ built, contributions: [first, second], wallet, memo }) // verifies only `second`
+ */
+export class ContributionMemo {
+  /** Nominal: the results live in this module only, so no caller can write one in. */
+  declare readonly brand: 'ContributionMemo';
+}
+
+const memoState = new WeakMap<ContributionMemo, { binding: string; results: Map<string, ContributionProblem | null> }>();
+
+/** The results of `memo` for `binding`, or null when the memo belongs to another payload. */
+function memoResults(memo: ContributionMemo, binding: string): Map<string, ContributionProblem | null> | null {
+  let state = memoState.get(memo);
+  if (!state) memoState.set(memo, (state = { binding, results: new Map() }));
+  return state.binding === binding ? state.results : null;
 }
 
 export interface Tally {
@@ -114,6 +154,8 @@ export function tallyContributions(input: TallyInput): Tally {
   const byAddress = new Map(members.map((m) => [key(m.address), m]));
   const countedBy = new Map<SignerDesc, CountedContribution>();
   const invalid: InvalidContribution[] = [];
+  // Newlines cannot occur in a chain, a wallet id or a hex digest: the parts cannot run together.
+  const memo = input.memo && input.memoKey !== undefined ? memoResults(input.memo, `${wallet.chain}\n${wallet.wallet}\n${input.memoKey}`) : null;
 
   contributions.forEach((raw, index) => {
     const address = readableAddress(raw);
@@ -129,12 +171,17 @@ export function tallyContributions(input: TallyInput): Tally {
     const member = byAddress.get(key(c.signer_address));
     if (!member) return reject('not_a_member', `${c.signer_address} is not a member of wallet ${wallet.wallet}`);
     if (c.public_key.curve !== member.curve) return reject('wrong_key', `curve ${c.public_key.curve} is not the member's curve ${member.curve}`);
-    let problem: ContributionProblem | null;
-    try {
-      problem = verify(c, member);
-    } catch (cause) {
-      // Fail closed: a contribution the driver cannot check is not counted, and says why.
-      problem = { reason: 'bad_signature', detail: `could not be checked: ${(cause as Error)?.message ?? String(cause)}` };
+    // The member as the wallet records it and the whole contribution: everything verify reads but the payload.
+    const memoEntry = memo ? canonicalize([member.address, member.curve, c]) : '';
+    let problem: ContributionProblem | null | undefined = memo?.get(memoEntry);
+    if (problem === undefined) {
+      try {
+        problem = verify(c, member);
+      } catch (cause) {
+        // Fail closed: a contribution the driver cannot check is not counted, and says why.
+        problem = { reason: 'bad_signature', detail: `could not be checked: ${(cause as Error)?.message ?? String(cause)}` };
+      }
+      if (memo && memo.size < MAX_CONTRIBUTIONS) memo.set(memoEntry, problem);
     }
     if (problem) return reject(problem.reason, problem.detail);
     if (countedBy.has(member)) return reject('duplicate', `${member.address} already contributed (contribution ${countedBy.get(member)?.index})`);

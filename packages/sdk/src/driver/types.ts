@@ -21,7 +21,7 @@
 import type { NormalizedIntent, OperationKind } from '../schemas/intent.js';
 import type { Contribution } from '../schemas/sign.js';
 import type { ChainParams, ChainParamsKind, Curve, WalletDescriptor } from '../schemas/index.js';
-import type { InvalidContribution } from './tally.js';
+import type { ContributionMemo, InvalidContribution } from './tally.js';
 
 /** What {@link ChainDriver.validateAddress} takes. */
 export interface ValidateAddressInput {
@@ -154,6 +154,14 @@ export interface AssembleInput {
    */
   contributions: readonly Contribution[];
   wallet: WalletDescriptor;
+  /**
+   * Optional: verification results kept from earlier `assemble` calls of this same payload (the
+   * control plane assembles each signer's contribution as it arrives, then all of them). A driver
+   * passes it to `assembleContributions` with the payload's digest as `memoKey`, once it has
+   * checked that digest against the payload; a driver that ignores it verifies every contribution
+   * each time, which is as correct and only slower.
+   */
+  memo?: ContributionMemo;
 }
 
 /** The blob at quorum, or a short quorum with who is missing and which contributions did not count. */

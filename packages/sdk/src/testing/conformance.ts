@@ -16,7 +16,7 @@ import { DriverRegistryError, VaultError } from '../errors.js';
 import { CHAIN_DRIVER_METHODS, CHAIN_SIGNER_METHODS } from '../driver/define.js';
 import { DriverRegistry } from '../driver/registry.js';
 import { chainFactsDisagreement, protectChainFacts } from '../guards.js';
-import { CONTRIBUTION_REJECTIONS, type InvalidContribution } from '../driver/tally.js';
+import { CONTRIBUTION_REJECTIONS, ContributionMemo, type InvalidContribution } from '../driver/tally.js';
 import type { BuiltPayload, ChainDriver, ChainSigner, ConfirmResult, SigningKey } from '../driver/types.js';
 import type { IntentRequest, NormalizedIntent, OperationInput, OperationKind } from '../schemas/intent.js';
 import { OPERATION_KINDS } from '../schemas/intent.js';
@@ -475,6 +475,24 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
         if (!short.ok) expectInvalid(short.invalid, [{ index: below.length, address: stranger.signer_address, reason: 'not_a_member' }]);
         const ok = driver.assemble({ built, contributions: [...signed, stranger], wallet: f.wallet });
         expect(ok, 'a non-member must add no weight').toMatchObject({ ok: true, weight: weightOf(f, set) });
+      },
+    },
+    {
+      group: 'assemble',
+      name: 'a memo gives what verifying afresh gives, and one filled for another payload counts none of its signatures',
+      run: async () => {
+        const { f, built, signed } = await signedAtQuorum();
+        const memo = new ContributionMemo();
+        // As the control plane assembles: each contribution as it arrives, then all of them.
+        for (const c of signed) driver.assemble({ built, contributions: [c], wallet: f.wallet, memo });
+        expect(driver.assemble({ built, contributions: signed, wallet: f.wallet, memo }), 'a memo must not change the result').toEqual(driver.assemble({ built, contributions: signed, wallet: f.wallet }));
+        // The same signatures put to another payload of the same wallet with the memo filled above:
+        // a driver that keyed the memo on anything less than its payload would count them.
+        const other = (await build(f, { amount: f.amount.includes('.') ? `${f.amount}1` : (BigInt(f.amount) + 1n).toString() })).built;
+        expect(other.digest, 'fixture: another amount must give another payload').not.toBe(built.digest);
+        const result = driver.assemble({ built: other, contributions: signed, wallet: f.wallet, memo });
+        expect(result, 'signatures over another payload must not count through the memo').toMatchObject({ ok: false, weight: 0 });
+        if (!result.ok) expectInvalid(result.invalid, signed.map((c, index) => ({ index, address: c.signer_address, reason: 'bad_signature' as const })));
       },
     },
     {

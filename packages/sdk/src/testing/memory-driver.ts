@@ -204,7 +204,7 @@ export function createMemoryDriver(options: MemoryDriverOptions): MemoryDriver {
       };
     },
 
-    assemble({ built, contributions, wallet }: AssembleInput): AssembleResult {
+    assemble({ built, contributions, wallet, memo }: AssembleInput): AssembleResult {
       const { control } = multisig(wallet);
       const payload = payloadOf(built);
       if (payload.account !== control.address || payload.chain !== wallet.chain) {
@@ -215,6 +215,9 @@ export function createMemoryDriver(options: MemoryDriverOptions): MemoryDriver {
         contributions,
         wallet,
         verify: (c, member) => contributionProblem(c, member, digest),
+        // verify reads only the digest.
+        memo,
+        memoKey: built.digest,
         encode: (counted) => {
           // Sorted so the blob (and so the tx hash) does not depend on the order signatures arrived in.
           const signatures: MemorySignature[] = counted

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { normalizeIntent } from '../../src/digest.js';
 import { defineChainDriver } from '../../src/driver/define.js';
-import { assembleContributions } from '../../src/driver/tally.js';
+import { assembleContributions, ContributionMemo } from '../../src/driver/tally.js';
 import { verifyEd25519 } from '../../src/ed25519.js';
 import { fromHex } from '../../src/encoding.js';
 import type { AssembleResult, BuiltPayload, ChainDriver, SigningKey } from '../../src/driver/types.js';
@@ -399,6 +399,20 @@ describe('the conformance suite catches broken drivers', () => {
       },
     });
     await expect(check(doubleCounter, 'a repeated contribution counts once')).rejects.toThrow(/counts once/);
+  });
+
+  it('an assemble that carries a memo over to another payload fails the memo check', async () => {
+    // Keys what it remembers on the memo alone: the signatures checked for the first payload count for any.
+    const firstSeen = new WeakMap<ContributionMemo, BuiltPayload>();
+    const sloppy = defineChainDriver({
+      ...driver,
+      assemble: ({ built, contributions, wallet, memo }) => {
+        if (!memo) return driver.assemble({ built, contributions, wallet });
+        if (!firstSeen.has(memo)) firstSeen.set(memo, built);
+        return driver.assemble({ built: firstSeen.get(memo) as BuiltPayload, contributions, wallet });
+      },
+    });
+    await expect(check(sloppy, 'a memo gives what verifying afresh gives')).rejects.toThrow(/must not count through the memo/);
   });
 
   it('an assemble that ignores a repeated contribution instead of listing it duplicate fails', async () => {

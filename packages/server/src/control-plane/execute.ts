@@ -9,6 +9,7 @@
  */
 import {
   ChainParamsSchema,
+  ContributionMemo,
   parseWith,
   RefusedError,
   STATUS_BY_DECISION,
@@ -42,6 +43,8 @@ interface Prepared {
   protect: ProtectInputs;
   report: GuardReport;
   built: BuiltPayload;
+  /** Signature checks made as each signer answered, for stage 5's assemble. */
+  memo: ContributionMemo;
 }
 
 export class Execution {
@@ -116,9 +119,9 @@ export class Execution {
     const params = p1.value;
     const { protect, report } = p2.value;
     const built = this.#prepare(record, wallet, driver, params);
-    const stages: Prepared = { params, protect, report, built };
+    const stages: Prepared = { params, protect, report, built, memo: new ContributionMemo() };
     record = await this.#commitAttempt(record, stages);
-    const results = await this.#askSigners(record, wallet, stages);
+    const results = await this.#askSigners(record, wallet, driver, stages);
     const assembled = await this.#assemble(record, wallet, driver, stages, results);
     if ('outcome' in assembled) return assembled.outcome;
     return this.#submit(record, wallet, driver, stages, results, assembled.assembled);
@@ -210,11 +213,22 @@ export class Execution {
     return next;
   }
 
-  /** 4. signers: every member is asked, with the approvals that count. */
-  #askSigners(record: IntentRecord, wallet: WalletDescriptor, { params, protect, built }: Prepared): Promise<SignerAnswer[]> {
+  /**
+   * 4. signers: every member is asked, with the approvals that count. Each contribution is checked
+   * as it arrives (the driver's assemble, its result kept in the memo), so by the slowest answer
+   * only that one is left for stage 5 to verify.
+   */
+  #askSigners(record: IntentRecord, wallet: WalletDescriptor, driver: ChainDriver, { params, protect, built, memo }: Prepared): Promise<SignerAnswer[]> {
     const approvals = judgedApprovals(this.#core, record, this.#core.now(), this.#core.lifetime(wallet.wallet).approval_max_age_seconds).valid;
     const request = signRequest(record, wallet, this.#core.policy(wallet.wallet), { approvals, params, protect, expected_payload_digest: built.digest });
-    return this.#signers.askSigners(wallet, request);
+    return this.#signers.askSigners(wallet, request, ({ contribution }) => {
+      if (!contribution) return;
+      try {
+        driver.assemble({ built, contributions: [contribution], wallet, memo });
+      } catch {
+        // Only a head start: stage 5 assembles every contribution again and reports what fails.
+      }
+    });
   }
 
   /**
@@ -225,7 +239,7 @@ export class Execution {
     record: IntentRecord,
     wallet: WalletDescriptor,
     driver: ChainDriver,
-    { built, report }: Prepared,
+    { built, report, memo }: Prepared,
     results: SignerAnswer[],
   ): Promise<{ assembled: Extract<AssembleResult, { ok: true }> } | { outcome: ExecuteOutcome }> {
     const id = record.intentId;
@@ -234,7 +248,7 @@ export class Execution {
     // 5. assemble
     let assembled;
     try {
-      assembled = driver.assemble({ built, contributions, wallet });
+      assembled = driver.assemble({ built, contributions, wallet, memo });
     } catch (e) {
       throw this.#stageFault('assemble', e);
     }
@@ -287,7 +301,7 @@ export class Execution {
     };
     const submitted = transition(record, 'submitted', this.#core.now(), { submission, attempt: null });
     // The signers' lines ride on this receipt: each signer's outcome is an event of the stage.
-    await this.#core.writer.commit(record, submitted, this.#core.writer.receipt('intent.submitting', { intentId: id, txHash: assembled.txHash, digest: built.digest, signers: submission.signers }, id));
+        await this.#core.writer.commit(record, submitted, this.#core.writer.receipt('intent.submitting', { intentId: id, txHash: assembled.txHash, digest: built.digest, signers: submission.signers }, id));
     return this.#submitAndConfirm(submitted, wallet, driver, true);
   }
 

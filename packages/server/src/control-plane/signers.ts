@@ -138,9 +138,18 @@ export class Signers {
     void work.finally(() => this.#observing.delete(work));
   }
 
-  /** Puts `request` to every member of the wallet at once, each under its own address. */
-  askSigners(wallet: WalletDescriptor, request: SignRequestBase): Promise<SignerAnswer[]> {
-    return Promise.all(walletMembers(wallet).members.map((m) => this.#ask(m.address, m.label, { ...request, signer_address: m.address })));
+  /**
+   * Puts `request` to every member of the wallet at once, each under its own address; `onAnswer`
+   * sees each answer as it arrives (before the slowest), the result has them all in member order.
+   */
+  askSigners(wallet: WalletDescriptor, request: SignRequestBase, onAnswer?: (answer: SignerAnswer) => void): Promise<SignerAnswer[]> {
+    return Promise.all(
+      walletMembers(wallet).members.map(async (m) => {
+        const answer = await this.#ask(m.address, m.label, { ...request, signer_address: m.address });
+        onAnswer?.(answer);
+        return answer;
+      }),
+    );
   }
 
   async #ask(address: string, label: string, request: SignRequest): Promise<SignerAnswer> {

@@ -313,6 +313,30 @@ describe('intent lifecycle', () => {
     expect((await h.client.intent(intentId)).attempt ?? null).toBeNull();
   });
 
+  it('each contribution is assembled as its signer answers; the final assemble gets the same memo', async () => {
+    const calls: { signers: string[]; memo: unknown }[] = [];
+    h = await setup({
+      wrapDriver: (d) => ({
+        ...d,
+        assemble: (input) => {
+          calls.push({ signers: input.contributions.map((c) => c.signer_address), memo: input.memo });
+          return d.assemble(input);
+        },
+      }),
+    });
+    const members = h.wallet.control.kind === 'native_multisig' ? h.wallet.control.signers.map((s) => s.address) : [];
+    calls.length = 0; // the test signer's own assembles, if any
+    const { intentId } = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '9' });
+    expect((await h.client.execute(intentId)).status).toBe('confirmed');
+    const mine = calls.filter((c) => c.memo !== undefined);
+    expect(mine).toHaveLength(members.length + 1);
+    // One per answer, in whatever order they came, then all of them in member order.
+    expect(mine.slice(0, -1).map((c) => c.signers).flat().sort()).toEqual([...members].sort());
+    expect(mine.slice(0, -1).every((c) => c.signers.length === 1)).toBe(true);
+    expect(mine.at(-1)?.signers).toEqual(members);
+    expect(new Set(mine.map((c) => c.memo)).size).toBe(1);
+  });
+
   it('prepare refuses what the driver cannot build: 500 at stage prepare', async () => {
     h = await setup();
     const { intentId } = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '9', asset_symbol: 'USD', asset_issuer: 'mem1' + 'ab'.repeat(20) });
