@@ -285,8 +285,9 @@ export function createDriver(options) {
     // Required: the double-spend rule (README section 5).
     async payloadFate({ chain, built }) {
       served(chain);
-      const { fate, code, message } = await payloadFateOf(post, checkedPayload(built));
-      return { fate, code, ...(message ? { message } : {}) };
+      const f = await payloadFateOf(post, checkedPayload(built));
+      // Applied: name the transaction, so a control plane that lost its record can settle through it.
+      return { fate: f.fate, code: f.code, ...(f.message ? { message: f.message } : {}), ...(f.fate === 'applied' ? { txHash: f.hash } : {}) };
     },
 
     async balances({ wallet }) {

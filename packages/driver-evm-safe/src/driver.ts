@@ -714,7 +714,8 @@ export function createEvmSafeDriver(options: EvmSafeDriverOptions): EvmSafeDrive
       const n = payload.tx.nonce;
       switch (rec.state) {
         case 'applied':
-          return { fate: 'applied', code: 'applied', message: `ExecutionSuccess for this SafeTx in block ${rec.block} (Ethereum tx ${rec.ethTxHash})` };
+          // confirm takes the safeTxHash, as assemble gives it.
+          return { fate: 'applied', code: 'applied', message: `ExecutionSuccess for this SafeTx in block ${rec.block} (Ethereum tx ${rec.ethTxHash})`, txHash: `0x${built.digest}` };
         case 'failed':
           // Safe to call dead: the Safe consumed nonce n and the inner call reverted, undoing
           // everything it did. The refund fields are zero in every SafeTx this driver builds and

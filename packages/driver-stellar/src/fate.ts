@@ -122,7 +122,10 @@ async function userOfSequence(ctx: FateContext, ledger: number, source: string, 
 
 function fromRecord(rec: Record<string, unknown>): PayloadFate {
   const ledger = typeof rec['ledger'] === 'number' ? rec['ledger'] : '?';
-  if (rec['successful'] === true) return { fate: 'applied', code: 'applied', message: `applied in ledger ${ledger}` };
+  if (rec['successful'] === true) {
+    // The transaction hash is the payload's digest (it excludes the signatures): found by it.
+    return { fate: 'applied', code: 'applied', message: `applied in ledger ${ledger}`, ...(typeof rec['hash'] === 'string' ? { txHash: rec['hash'] } : {}) };
+  }
   // Included but failed: stellar-core charged the fee and consumed the sequence number, and rolled
   // every operation back (a transaction's operations apply all or nothing). The payment never
   // happened and this exact transaction can never apply again (its sequence is gone and a hash is

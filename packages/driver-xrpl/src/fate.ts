@@ -89,7 +89,7 @@ export function fateOfUsed(digest: string, used: LedgerTx, sequence: number): Pa
   if (used.digest.toLowerCase() !== digest.toLowerCase()) {
     return { fate: 'dead', code: 'sequence_consumed', message: `sequence ${sequence} was used by ${used.hash} in ledger ${used.ledgerIndex ?? '?'}` };
   }
-  if (used.result === 'tesSUCCESS') return { fate: 'applied', code: 'applied', message: `applied as ${used.hash} in ledger ${used.ledgerIndex ?? '?'}` };
+  if (used.result === 'tesSUCCESS') return { fate: 'applied', code: 'applied', message: `applied as ${used.hash} in ledger ${used.ledgerIndex ?? '?'}`, txHash: used.hash };
   if (used.result !== null && resultClass(used.result) === 'tec') {
     return { fate: 'dead', code: used.result, message: `validated as ${used.hash} with ${used.result}: fee claimed and sequence ${sequence} consumed, no other effect` };
   }

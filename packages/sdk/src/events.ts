@@ -113,7 +113,7 @@ const PROJECTIONS: Record<string, Project> = {
   ],
   'intent.submitting': (r, b, ctx) => [
     ...signerOutcomes(r, b, ctx),
-    draft(r, 'intent.submitting', intentSubject(r, b, ctx), pick(b, ['txHash', 'digest', 'weight', 'quorum'])),
+    draft(r, 'intent.submitting', intentSubject(r, b, ctx), pick(b, ['txHash', 'digest', 'weight', 'quorum', 'recovered'])),
     ...statusChange(r, b, ctx, 'submitted'),
   ],
   'intent.confirmed': (r, b, ctx) => [draft(r, 'intent.confirmed', intentSubject(r, b, ctx), pick(b, ['txHash', 'code', 'ledger'])), ...statusChange(r, b, ctx, 'confirmed')],

@@ -278,6 +278,13 @@ export interface PayloadFate {
   /** Short machine code: `applied`, `expired`, `sequence_consumed`, `nonce_consumed`, `pending`… */
   code: string;
   message?: string;
+  /**
+   * With `applied`: the transaction that carried it, as `confirm` takes it (what `assemble` gave as
+   * `txHash`). A control plane that finds an attempt applied with no record of its submission (a
+   * crash, a restored backup) settles the intent through it; without it, it can only refuse.
+   * The conformance suite requires it.
+   */
+  txHash?: string;
 }
 
 /** What {@link ChainDriver.fee} takes. */
@@ -441,7 +448,7 @@ export interface ChainDriver {
    * @example
    * await driver.payloadFate({ chain: wallet.chain, built: first })
    * // { fate: 'dead', code: 'sequence_consumed' } once another transaction used its sequence: a new payload may be signed
-   * // { fate: 'applied', code: 'applied' }          it landed: the intent is done, never sign again
+   * // { fate: 'applied', code: 'applied', txHash }  it landed (as txHash): the intent is done, never sign again
    * // { fate: 'live', code: 'pending' }             it could still land: signing another would risk paying twice
    */
   payloadFate(input: PayloadFateInput): Promise<PayloadFate>;

@@ -648,7 +648,7 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
         expect(await fate(f.chain, built), 'a payload nobody submitted is live').toMatchObject({ fate: 'live' });
         expect(await driver.submit({ chain: f.chain, blob: result.blob })).toMatchObject({ status: 'submitted' });
         expect(await confirmed(f.chain, result.txHash, built)).toMatchObject({ status: 'confirmed' });
-        expect(await fate(f.chain, built), 'a confirmed payload is applied, never dead').toMatchObject({ fate: 'applied' });
+        expect(await fate(f.chain, built), 'a confirmed payload is applied, never dead, and names the txHash confirm takes').toMatchObject({ fate: 'applied', txHash: result.txHash });
       },
     },
     {
@@ -666,7 +666,7 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
         if (!result.ok) throw new Error(`assemble at quorum failed: ${JSON.stringify(result)}`);
         expect(await driver.submit({ chain: f.chain, blob: result.blob })).toMatchObject({ status: 'submitted' });
         expect(await confirmed(f.chain, result.txHash, first)).toMatchObject({ status: 'confirmed' });
-        expect(await fate(f.chain, first), 'the payload that landed').toMatchObject({ fate: 'applied' });
+        expect(await fate(f.chain, first), 'the payload that landed').toMatchObject({ fate: 'applied', txHash: result.txHash });
         expect(await fate(f.chain, rival), 'its rival can never land').toMatchObject({ fate: 'dead' });
       },
     },

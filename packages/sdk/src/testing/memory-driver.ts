@@ -261,7 +261,7 @@ export function createMemoryDriver(options: MemoryDriverOptions): MemoryDriver {
       const used = await rpc(ledger, 'history', () => ledger.rpc.txBySequence(payload.account, payload.sequence));
       if (used) {
         return memoryDigest(used.payload) === built.digest
-          ? { fate: 'applied', code: 'applied', message: `applied in ledger ${used.ledger} as ${used.hash}` }
+          ? { fate: 'applied', code: 'applied', message: `applied in ledger ${used.ledger} as ${used.hash}`, txHash: used.hash }
           : { fate: 'dead', code: 'sequence_consumed', message: `sequence ${payload.sequence} was used by ${used.hash}` };
       }
       const index = await rpc(ledger, 'ledger', () => ledger.rpc.ledgerIndex());

@@ -22,6 +22,7 @@ import {
   type ChainParams,
   type ExecuteOutcome,
   type GuardReport,
+  type PayloadFate,
   type ProtectInputs,
   type WalletDescriptor,
 } from '@vault/sdk';
@@ -115,8 +116,10 @@ export class Execution {
     // Settled in stage order, so a failure of both reports stage 1's as before.
     const [p1, p2] = await Promise.allSettled([this.#params(record, wallet, driver), this.#protect(record, wallet, driver)]);
     if (p1.status === 'rejected') throw p1.reason;
+    // Funds already moved: settled whatever the guards say now.
+    if ('applied' in p1.value) return this.#settleApplied(record, wallet, driver, p1.value.applied);
     if (p2.status === 'rejected') throw p2.reason;
-    const params = p1.value;
+    const { params } = p1.value;
     const { protect, report } = p2.value;
     const built = this.#prepare(record, wallet, driver, params);
     const stages: Prepared = { params, protect, report, built, memo: new ContributionMemo() };
@@ -160,18 +163,61 @@ export class Execution {
   /**
    * 1. chain parameters: those of the attempt on record (put to the signers by an earlier execute
    * that stopped short of quorum, or was killed before `submitted`) while its payload can still
-   * land: a signer that signed it refuses any other payload until it is dead. Else fresh ones.
+   * land: a signer that signed it refuses any other payload until it is dead. Fresh ones once it
+   * is dead. An attempt already applied gets neither: the intent is settled from the ledger.
    */
-  async #params(record: IntentRecord, wallet: WalletDescriptor, driver: ChainDriver): Promise<ChainParams> {
+  async #params(record: IntentRecord, wallet: WalletDescriptor, driver: ChainDriver): Promise<{ params: ChainParams } | { applied: PayloadFate }> {
     try {
       const prior = record.attempt;
-      if (prior && (await driver.payloadFate({ chain: wallet.chain, built: prior.built })).fate === 'live') {
-        return parseWith(ChainParamsSchema, prior.params, 'attempt.params');
+      if (prior) {
+        const fate = await driver.payloadFate({ chain: wallet.chain, built: prior.built });
+        if (fate.fate === 'live') return { params: parseWith(ChainParamsSchema, prior.params, 'attempt.params') };
+        if (fate.fate === 'applied') return { applied: fate };
       }
-      return await driver.fetchParams({ wallet });
+      return { params: await driver.fetchParams({ wallet }) };
     } catch (e) {
       throw this.#stageFault('params', e);
     }
+  }
+
+  /**
+   * The attempt on record is on the ledger, but nothing here records submitting it: its blob
+   * reached the ledger and the record of that did not survive (a restored backup of the state
+   * directory, a store that lost its last commit). Building a payload now would pay twice, so the
+   * intent is settled from the ledger instead: `submitted` (receipt marked `recovered`) then
+   * `confirmed`, through the transaction the driver names. The signers' answers were in the lost
+   * record: none are listed, and the weight is 0 (the ledger, not this record, checked the quorum).
+   */
+  async #settleApplied(record: IntentRecord, wallet: WalletDescriptor, driver: ChainDriver, fate: PayloadFate): Promise<ExecuteOutcome> {
+    const attempt = record.attempt as NonNullable<IntentRecord['attempt']>;
+    const id = record.intentId;
+    if (!fate.txHash) {
+      throw new ExecuteRefusedError('params', 'applied', `the attempt's payload is already on the ledger (${fate.message ?? fate.code}), but the driver does not name its transaction: the intent cannot be settled here, and no second payload is built`);
+    }
+    let c;
+    try {
+      c = await driver.confirm({ chain: wallet.chain, txHash: fate.txHash, built: attempt.built });
+    } catch (e) {
+      throw this.#stageFault('confirm', e);
+    }
+    if (c.status !== 'confirmed') {
+      throw new ExecuteRefusedError('confirm', c.status === 'failed' ? c.code : 'pending', `the attempt's payload is applied as ${fate.txHash}, but confirm answered ${c.status}; execute again`, { data: { txHash: fate.txHash } });
+    }
+    this.#core.log({ event: 'execute_recovered', chain: wallet.chain });
+    const submission: Submission = {
+      params: attempt.params,
+      built: attempt.built,
+      blob: '',
+      txHash: c.txHash,
+      submitted_at: this.#core.now(),
+      signers: [],
+      findings: [],
+      weight: 0,
+      quorum: walletMembers(wallet).quorum,
+    };
+    const submitted = transition(record, 'submitted', this.#core.now(), { submission, attempt: null });
+    await this.#core.writer.commit(record, submitted, this.#core.writer.receipt('intent.submitting', { intentId: id, txHash: c.txHash, digest: attempt.built.digest, signers: [], recovered: true }, id));
+    return this.#settle(submitted, wallet, c);
   }
 
   /** 2. protections: the inputs read from the ledger and the state, and the guards on them. */

@@ -3,7 +3,7 @@
  * wallet, approver devices, a test signer service, and the control plane listening on a real
  * loopback socket. The typed SDK client talks to it.
  */
-import { createControlPlaneClient, generateEd25519KeyPair, type ChainDriver, signApproval, toHex, type ControlPlaneClient, type PolicySet, type Rule, type SignedApproval, type VaultError, type WalletDescriptor } from '@vault/sdk';
+import { createControlPlaneClient, generateEd25519KeyPair, type ChainDriver, type SigningKey, signApproval, toHex, type ControlPlaneClient, type PolicySet, type Rule, type SignedApproval, type VaultError, type WalletDescriptor } from '@vault/sdk';
 import { MemoryLedger, createMemoryDriver, memoryWallet, type MemoryDriver } from '@vault/sdk/testing';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -50,6 +50,8 @@ export interface Harness {
   address: string;
   approvers: Record<string, Approver>;
   signer: TestSigner;
+  /** Each member's signing key, by member address (what the test signer signs with). */
+  keys: Map<string, SigningKey>;
   signerToken: string;
   clock: { now: number };
   logs: string[];
@@ -153,6 +155,7 @@ export async function setup(opts: HarnessOptions = {}): Promise<Harness> {
     address: mw.address,
     approvers,
     signer,
+    keys: keyMap as Map<string, SigningKey>,
     signerToken,
     clock,
     logs,

@@ -2,7 +2,8 @@
  * The intent lifecycle over real sockets (DESIGN §5): every status, every execute outcome, the
  * approval rules, idempotence and concurrency. The memory ledger is the independent witness.
  */
-import { SessionError, SignerRefusedError, ValidationError, RefusedError, StoredIntentSchema, type Rule } from '@vault/sdk';
+import { SessionError, SignerRefusedError, ValidationError, RefusedError, StoredIntentSchema, type BuiltPayload, type Rule } from '@vault/sdk';
+import { createMemorySigner } from '@vault/sdk/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { expectError, PASSPHRASE, raw, setup, type Harness } from './helpers.js';
 
@@ -232,6 +233,57 @@ describe('intent lifecycle', () => {
     expect(out.signers.filter((s) => !s.ok).every((s) => /no signer endpoint/.test(s.detail))).toBe(true);
     expect(h.ledger.txs()).toHaveLength(0);
     expect((await h.client.intent(intentId)).execution?.status).toBe('awaiting_signatures');
+  });
+
+  /** What a restored backup (or a store that lost its last commit) leaves: the attempt's blob is on the ledger, nothing here records it. */
+  async function attemptLandedBehindTheRecord(harness: Harness) {
+    const { intentId } = await harness.client.createIntent({ wallet: 'ops', destination: harness.dest(), amount: '9' });
+    expect((await harness.client.execute(intentId)).status).toBe('awaiting_signatures');
+    const built = harness.running.cp.getIntent(intentId).attempt?.built as BuiltPayload;
+    expect(built).toBeDefined();
+    const signer = createMemorySigner({ chains: [harness.wallet.chain] });
+    const contributions = await Promise.all([...harness.keys].slice(0, 2).map(([address, key]) => signer.signPayload({ built, key, signerAddress: address })));
+    const assembled = harness.driver.assemble({ built, contributions, wallet: harness.wallet });
+    if (!assembled.ok) throw new Error('the test could not assemble the attempt');
+    expect(await harness.driver.submit({ chain: harness.wallet.chain, blob: assembled.blob })).toMatchObject({ status: 'submitted' });
+    return { intentId, txHash: assembled.txHash, asked: harness.signer.calls.length };
+  }
+
+  it('attack: an attempt already on the ledger with no record of its submission is settled from the ledger, never signed again', async () => {
+    h = await setup({ unsignedMembers: 2 });
+    const { intentId, txHash, asked } = await attemptLandedBehindTheRecord(h);
+    const out = await h.client.execute(intentId);
+    expect(out).toMatchObject({ status: 'confirmed', txHash, signers: [], weight: 0, quorum: 2 });
+    expect(h.ledger.txs()).toHaveLength(1);
+    expect(h.signer.calls.length, 'no signer is asked for a second payload').toBe(asked);
+    expect(h.logs.some((l) => l.includes('execute_recovered'))).toBe(true);
+    const receipts = (await raw(h, 'GET', `/intent/${intentId}/receipts`)).body.receipts as { kind: string }[];
+    expect(receipts.map((r) => r.kind)).toEqual(expect.arrayContaining(['intent.submitting', 'intent.confirmed']));
+    const events = (await raw(h, 'GET', '/events?limit=1000')).body.events as { type: string; data: Record<string, unknown> }[];
+    expect(events.find((e) => e.type === 'intent.submitting')?.data).toMatchObject({ txHash, recovered: true });
+    expect(await h.client.execute(intentId)).toEqual(out);
+    expect((await h.client.ledgerVerify()).verified).toBe(true);
+  });
+
+  it('attack: an applied attempt whose driver does not name its transaction is refused, never signed again', async () => {
+    h = await setup({
+      unsignedMembers: 2,
+      wrapDriver: (d) => ({
+        ...d,
+        payloadFate: async (input) => {
+          const { txHash: _unnamed, ...fate } = await d.payloadFate(input);
+          return fate;
+        },
+      }),
+    });
+    const { intentId, asked } = await attemptLandedBehindTheRecord(h);
+    const r = await raw(h, 'POST', `/intent/${intentId}/execute`);
+    expect(r.status).toBe(500);
+    expect(r.body.error.data).toMatchObject({ stage: 'params', reason: 'applied' });
+    expect(r.body.error.message).toMatch(/no second payload is built/);
+    expect(h.ledger.txs()).toHaveLength(1);
+    expect(h.signer.calls.length).toBe(asked);
+    expect((await h.client.intent(intentId)).status).not.toBe('confirmed');
   });
 
   it('an unreachable signer is an outcome, not a crash', async () => {
