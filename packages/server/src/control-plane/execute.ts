@@ -322,8 +322,12 @@ export class Execution {
   }
 
   /**
-   * 6. submit: persist `submitted` (with the blob) BEFORE the ledger sees it, so a crash or a
-   * concurrent call can only resume this same transaction, never build a second one.
+   * 6. submit: `submitted` (with the blob) is committed while the ledger takes the blob, and is
+   * durable before anything else happens to the intent (confirm, `failed`, the answer). A crash
+   * between the two leaves the attempt on record with its payload on the ledger or about to be:
+   * the next execute settles it from the ledger (`applied`), puts the identical payload to the
+   * signers and re-sends it (`live`), or builds afresh once the ledger proves it can never land
+   * (`dead`). So a crash can still never yield a second transaction, and the commit costs no wait.
    */
   async #submit(
     record: IntentRecord,
@@ -347,8 +351,10 @@ export class Execution {
     };
     const submitted = transition(record, 'submitted', this.#core.now(), { submission, attempt: null });
     // The signers' lines ride on this receipt: each signer's outcome is an event of the stage.
-        await this.#core.writer.commit(record, submitted, this.#core.writer.receipt('intent.submitting', { intentId: id, txHash: assembled.txHash, digest: built.digest, signers: submission.signers }, id));
-    return this.#submitAndConfirm(submitted, wallet, driver, true);
+    const durable = this.#core.writer.commit(record, submitted, this.#core.writer.receipt('intent.submitting', { intentId: id, txHash: assembled.txHash, digest: built.digest, signers: submission.signers }, id));
+    // Awaited on every path below, so this rejection is never left unheard.
+    durable.catch(() => undefined);
+    return this.#submitAndConfirm(submitted, wallet, driver, true, durable);
   }
 
   #stageFault(stage: 'params' | 'protections' | 'prepare' | 'assemble' | 'submit' | 'confirm', e: unknown): ExecuteRefusedError {
@@ -372,7 +378,8 @@ export class Execution {
     return this.#settle(record, wallet, first);
   }
 
-  async #submitAndConfirm(record: IntentRecord, wallet: WalletDescriptor, driver: ChainDriver, submit: boolean): Promise<ExecuteOutcome> {
+  /** Submits (when asked) and confirms `record`; `durable`: the commit of `submitted` still under way (see #submit). */
+  async #submitAndConfirm(record: IntentRecord, wallet: WalletDescriptor, driver: ChainDriver, submit: boolean, durable: Promise<void> = Promise.resolve()): Promise<ExecuteOutcome> {
     const sub = record.submission as Submission;
     let submitResult: Record<string, unknown> = {};
     if (submit) {
@@ -381,9 +388,11 @@ export class Execution {
       try {
         res = await driver.submit({ chain: wallet.chain, blob: sub.blob });
       } catch (e) {
-        // Unknown whether the ledger saw it: stay `submitted`; the next execute resumes.
+        // Unknown whether the ledger saw it: stay `submitted` (once durable); the next execute resumes.
+        await durable;
         throw this.#stageFault('submit', e);
       }
+      await durable;
       submitResult = { ...res };
       if (res.status === 'rejected' && res.code !== 'already_applied') {
         const check = await driver.confirm({ chain: wallet.chain, txHash: sub.txHash, built: sub.built }).catch(() => null);

@@ -304,8 +304,8 @@ describe('control-plane failover (real processes on one PostgreSQL)', () => {
     await devnetRpc(devnet!, 'delaySubmitReplies', [60_000]);
     try {
       const { ids, dests, results } = await executeMany(3);
-      // `submitted` (with the blob) is in the log before the ledger sees the blob; the ledger has
-      // applied it (txs grew) but holds its answer back.
+      // `submitted` (with the blob) is committed while the ledger takes the blob, and waited for
+      // below; the ledger has applied it (txs grew) but holds its answer back.
       await until('a transaction on the ledger whose answer the writer has not had', async () => (await intentsIn(ids, 'submitted')) >= 1 && (await ledgerSince(mark)).dests.length >= 1);
       await kill9(writer.proc);
       await devnetRpc(devnet!, 'delaySubmitReplies', [0]);
