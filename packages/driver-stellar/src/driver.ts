@@ -323,7 +323,14 @@ export function createStellarDriver(options: StellarDriverOptions): StellarDrive
         throw new ValidationError('blob', [{ path: '', message: 'blob is not a base64 TransactionEnvelope' }], { cause });
       }
       const reply = await s.horizon.postTransaction(blob);
-      if (reply.status === 200) return { status: 'submitted', txHash, code: 'tx_success' };
+      if (reply.status === 200) {
+        // Horizon answers 200 only once the transaction is in a closed ledger (a failed one is a
+        // 400), and a closed Stellar ledger is final: the answer is confirm's, with no second read.
+        const rec = (reply.body ?? {}) as Record<string, unknown>;
+        const ledger = rec['ledger'];
+        if (rec['hash'] !== txHash || typeof ledger !== 'number') return { status: 'submitted', txHash, code: 'tx_success' };
+        return { status: 'submitted', txHash, code: 'tx_success', confirmed: { status: 'confirmed', txHash, code: 'tx_success', ledger } };
+      }
       if (reply.status === 504) {
         // Horizon gave up waiting, not the ledger: look the hash up before calling it anything.
         const polls = s.config.timeoutPolls ?? 5;

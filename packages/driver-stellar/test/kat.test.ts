@@ -100,6 +100,17 @@ describe.skipIf(!available)('recorded result XDR <-> Horizon result codes', () =
     expect(out).toMatchObject({ status: 'submitted', code: 'tx_pending', txHash: submits.success.hash });
     next = { status: 503, body: { status: 503 } };
     await expect(driver.submit({ chain: 'stellar:testnet', blob: submits.success.envelope_xdr })).rejects.toThrow(/answered 503/);
+    // Horizon's 200 comes once the transaction is in a closed ledger: final, so it carries confirm's answer.
+    next = { status: 200, body: submits.success };
+    expect(await driver.submit({ chain: 'stellar:testnet', blob: submits.success.envelope_xdr })).toEqual({
+      status: 'submitted',
+      txHash: submits.success.hash,
+      code: 'tx_success',
+      confirmed: { status: 'confirmed', txHash: submits.success.hash, code: 'tx_success', ledger: 826150 },
+    });
+    // A 200 that names another transaction (or no ledger) is taken as accepted only: confirm decides.
+    next = { status: 200, body: { ...submits.success, hash: 'ab'.repeat(32) } };
+    expect(await driver.submit({ chain: 'stellar:testnet', blob: submits.success.envelope_xdr })).toEqual({ status: 'submitted', txHash: submits.success.hash, code: 'tx_success' });
   });
 });
 

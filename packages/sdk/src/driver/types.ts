@@ -195,7 +195,19 @@ export interface SubmitInput {
 
 /** What the ledger said to a blob: taken (`submitted`), or refused with its own code. */
 export type SubmitResult =
-  | { status: 'submitted'; txHash: string; code: string; message?: string }
+  | {
+      status: 'submitted';
+      txHash: string;
+      code: string;
+      message?: string;
+      /**
+       * Only when the ledger's answer to the submission already shows the transaction final
+       * (Stellar: Horizon answers 200 once it is in a closed ledger): what `confirm` would answer.
+       * The control plane then settles without asking again. The conformance suite checks that it
+       * is exactly `confirm`'s answer.
+       */
+      confirmed?: Extract<ConfirmResult, { status: 'confirmed' }>;
+    }
   | { status: 'rejected'; txHash: string; code: string; message: string; retriable: boolean };
 
 /** What {@link ChainDriver.confirm} takes. */

@@ -596,6 +596,9 @@ export function conformanceChecks(options: ConformanceOptions): ConformanceCheck
         expect(submitted, 'submit must be accepted').toMatchObject({ status: 'submitted', txHash: result.txHash });
         const outcome = await confirmed(f.chain, result.txHash, built);
         expect(outcome, 'confirm must report confirmed').toMatchObject({ status: 'confirmed', txHash: result.txHash });
+        if (submitted.status === 'submitted' && submitted.confirmed !== undefined) {
+          expect(submitted.confirmed, "a final answer from submit must be exactly confirm's").toEqual(outcome);
+        }
         const after = await f.ledger.balance(f.destination);
         expect(after - before, 'independent reader: destination balance must rise by exactly the amount').toBe(BigInt(f.amount));
         expect(await f.ledger.txResult(result.txHash), 'independent reader: the transaction must be applied').toMatchObject({ applied: true });

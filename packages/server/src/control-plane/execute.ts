@@ -393,7 +393,10 @@ export class Execution {
         throw this.#stageFault('submit', e);
       }
       await durable;
-      submitResult = { ...res };
+      const { confirmed: final, ...answer } = res.status === 'submitted' ? res : { ...res, confirmed: undefined };
+      submitResult = { ...answer };
+      // The ledger's answer is already final (Stellar): settled without a confirm round trip.
+      if (final?.status === 'confirmed' && final.txHash === sub.txHash) return this.#settle(record, wallet, final, submitResult);
       if (res.status === 'rejected' && res.code !== 'already_applied') {
         const check = await driver.confirm({ chain: wallet.chain, txHash: sub.txHash, built: sub.built }).catch(() => null);
         if (check?.status === 'confirmed') return this.#settle(record, wallet, check, submitResult);

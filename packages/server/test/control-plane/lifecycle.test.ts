@@ -389,6 +389,43 @@ describe('intent lifecycle', () => {
     expect(new Set(mine.map((c) => c.memo)).size).toBe(1);
   });
 
+  it("a submit answer that is already final settles without a confirm; one naming another transaction is not taken", async () => {
+    let confirms = 0;
+    let lie = false;
+    h = await setup({
+      wrapDriver: (d) => ({
+        ...d,
+        // As the Stellar driver answers Horizon's 200: the ledger's answer is confirm's.
+        submit: async (input) => {
+          const res = await d.submit(input);
+          if (res.status !== 'submitted') return res;
+          const status = await (h as Harness).ledger.rpc.txStatus(res.txHash);
+          if (status.state !== 'applied') return res;
+          const final = { status: 'confirmed' as const, txHash: lie ? 'ab'.repeat(32) : res.txHash, code: status.code, ledger: status.ledger };
+          return { ...res, confirmed: final };
+        },
+        confirm: async (input) => {
+          confirms++;
+          return d.confirm(input);
+        },
+      }),
+    });
+    const first = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '9' });
+    confirms = 0;
+    const out = await h.client.execute(first.intentId);
+    expect(out.status).toBe('confirmed');
+    expect(confirms, 'settled from the submit answer').toBe(0);
+    expect(JSON.stringify(out.submit)).not.toContain('"confirmed"');
+    lie = true;
+    const second = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '8' });
+    confirms = 0;
+    const again = await h.client.execute(second.intentId);
+    expect(again.status).toBe('confirmed');
+    expect(again.txHash).not.toBe('ab'.repeat(32));
+    expect(confirms, 'the control plane asked the ledger itself').toBeGreaterThanOrEqual(1);
+    expect(h.ledger.txs()).toHaveLength(2);
+  });
+
   it('prepare refuses what the driver cannot build: 500 at stage prepare', async () => {
     h = await setup();
     const { intentId } = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '9', asset_symbol: 'USD', asset_issuer: 'mem1' + 'ab'.repeat(20) });
