@@ -352,6 +352,9 @@ export class Execution {
       quorum: assembled.quorum,
     };
     const submitted = transition(record, 'submitted', this.#core.now(), { submission, attempt: null });
+    // A standby or a demoted writer stops here, before the ledger sees anything; a lease lost while
+    // the commit runs is a crash in that window (see above).
+    this.#core.writer.assertWritable();
     // The signers' lines ride on this receipt: each signer's outcome is an event of the stage.
     const durable = this.#core.writer.commit(record, submitted, this.#core.writer.receipt('intent.submitting', { intentId: id, txHash: assembled.txHash, digest: built.digest, signers: submission.signers }, id));
     // Awaited on every path below, so this rejection is never left unheard.
