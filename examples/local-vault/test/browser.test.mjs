@@ -325,9 +325,12 @@ describe('the approver app in Chromium', () => {
       sent.claim = route.request().postDataJSON();
       await route.continue();
     });
+    // The answer to the approval is held back 1 s (see the refresh below).
     await page.route('**/approve-signed', async (route) => {
       sent.approval = route.request().postDataJSON();
-      await route.continue();
+      const response = await route.fetch();
+      await new Promise((r) => setTimeout(r, 1000));
+      await route.fulfill({ response });
     });
     // Opened from a pairing link: the code is in the form, the passkey offered (an authenticator is there).
     await page.goto(`${banner.appUrl}#pair=${code.body.code}.${code.body.challenge}`);
@@ -353,6 +356,17 @@ describe('the approver app in Chromium', () => {
     await page.click('#to-queue');
     await page.click(`button[data-intent="${intent.body.intentId}"]`);
     await expect.poll(() => heading(page).textContent()).toBe('Send 70 XRP');
+    // The race a loaded host makes: the approval's event reaches the app before the answer does, and
+    // the refresh it starts reads the intent back after the answer is on screen (held 2 s here).
+    let held = 0;
+    await page.route(`**/intent/${intent.body.intentId}`, async (route) => {
+      if (sent.approval !== undefined) {
+        held++;
+        await new Promise((r) => setTimeout(r, 2000));
+      }
+      await route.continue();
+    });
+    const refreshed = page.waitForResponse((r) => r.url().includes('/policy/') && held > 0, { timeout: 30_000 });
     await page.click('#approve');
     await expect.poll(() => sent.approval !== undefined, { timeout: 15_000 }).toBe(true);
 
@@ -377,6 +391,10 @@ describe('the approver app in Chromium', () => {
     // The control plane verified the assertion (one SDK verifier at both services): recorded as strong.
     // The app's notice rides along, so a refusal says why in the failure message.
     await expect.poll(async () => `${await heading(page).textContent()} | notice: ${await page.textContent('#notice').catch(() => '')}`, { timeout: 30_000 }).toMatch(/^Approved \|/);
+    // The late refresh has read everything it reads; it must not cover the answer.
+    await refreshed;
+    await page.waitForTimeout(200);
+    expect(await heading(page).textContent()).toBe('Approved');
     const record = await op('GET', `/intent/${intent.body.intentId}`);
     expect(record.body.approvals.map((x) => [x.approver_id, x.strong_auth])).toEqual([[deviceId, true]]);
     await context.close();

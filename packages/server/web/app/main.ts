@@ -169,6 +169,12 @@ let session: Session;
 let stream: AbortController | null = null;
 /** Re-renders the current screen when an event concerns it. */
 let onChange: (intentId: string | undefined) => void = () => undefined;
+/**
+ * Each screen takes the next number as it starts. A screen still reading when a newer one started
+ * shows nothing: an event's refresh of the intent must not cover the answer to the approval it
+ * reports, whichever of the two reads comes back last.
+ */
+let screens = 0;
 
 async function start(device: StoredDevice): Promise<void> {
   session = new Session(device);
@@ -193,7 +199,9 @@ async function start(device: StoredDevice): Promise<void> {
 }
 
 async function queueScreen(): Promise<void> {
+  const mine = ++screens;
   const { intents } = await session.api<{ intents: Intent[] }>('GET', '/device/intents');
+  if (mine !== screens) return;
   onChange = () => void queueScreen().catch((e) => say(String(e)));
   if (intents.length === 0) {
     show('Nothing waiting for you', h('p', { class: 'muted' }, 'Intents that need your approval appear here as soon as they are created.'));
@@ -218,16 +226,19 @@ async function queueScreen(): Promise<void> {
 }
 
 async function intentScreen(id: string): Promise<void> {
+  const mine = ++screens;
   const [r, protect] = await Promise.all([session.api<Intent>('GET', `/intent/${id}`), session.api<Protect>('GET', `/intent/${id}/protect`).catch(() => null)]);
   // Only the content the id commits to is shown, so only what the person saw is signed.
   try {
     await assertIntentIs(id, r.intent);
   } catch (e) {
+    if (mine !== screens) return;
     onChange = () => undefined;
     show('Not shown', h('p', { class: 'bad', id: 'mismatch' }, e instanceof Error ? e.message : String(e)), h('div', { class: 'actions' }, h('button', { type: 'button', id: 'back', onclick: () => void queueScreen().catch((err) => say(String(err))) }, 'Back to the list')));
     return;
   }
   const policy = await session.api<Policy>('GET', `/policy/${encodeURIComponent(r.intent.wallet)}`);
+  if (mine !== screens) return;
   onChange = (changed) => {
     if (changed === undefined || changed === id) void intentScreen(id).catch((e) => say(String(e)));
   };
@@ -296,6 +307,7 @@ async function intentScreen(id: string): Promise<void> {
 }
 
 function resultScreen(verdict: 'approve' | 'reject', r: Intent, status: string): void {
+  screens++;
   onChange = () => undefined;
   show(
     verdict === 'approve' ? 'Approved' : 'Rejected',
