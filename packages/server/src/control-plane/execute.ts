@@ -267,10 +267,9 @@ export class Execution {
   #askSigners(record: IntentRecord, wallet: WalletDescriptor, driver: ChainDriver, { params, protect, built, memo }: Prepared): Promise<SignerAnswer[]> {
     const approvals = judgedApprovals(this.#core, record, this.#core.now(), this.#core.lifetime(wallet.wallet).approval_max_age_seconds).valid;
     const request = signRequest(record, wallet, this.#core.policy(wallet.wallet), { approvals, params, protect, expected_payload_digest: built.digest });
-    let waiting = walletMembers(wallet).members.length;
-    return this.#signers.askSigners(wallet, request, ({ contribution }) => {
+    return this.#signers.askSigners(wallet, request, ({ contribution }, pending) => {
       // The last answer is verified by stage 5's assemble itself: checking it here would only add a pass over the payload.
-      if (--waiting === 0 || !contribution) return;
+      if (pending === 0 || !contribution) return;
       try {
         driver.assemble({ built, contributions: [contribution], wallet, memo });
       } catch {

@@ -140,13 +140,16 @@ export class Signers {
 
   /**
    * Puts `request` to every member of the wallet at once, each under its own address; `onAnswer`
-   * sees each answer as it arrives (before the slowest), the result has them all in member order.
+   * sees each answer as it arrives with how many are still to come (0: the last), the result has
+   * them all in member order.
    */
-  askSigners(wallet: WalletDescriptor, request: SignRequestBase, onAnswer?: (answer: SignerAnswer) => void): Promise<SignerAnswer[]> {
+  askSigners(wallet: WalletDescriptor, request: SignRequestBase, onAnswer?: (answer: SignerAnswer, pending: number) => void): Promise<SignerAnswer[]> {
+    const { members } = walletMembers(wallet);
+    let pending = members.length;
     return Promise.all(
-      walletMembers(wallet).members.map(async (m) => {
+      members.map(async (m) => {
         const answer = await this.#ask(m.address, m.label, { ...request, signer_address: m.address });
-        onAnswer?.(answer);
+        onAnswer?.(answer, --pending);
         return answer;
       }),
     );
