@@ -105,13 +105,16 @@ describe('the toy driver inside the reference servers', () => {
     expect(outcome).toMatchObject({ status: 'confirmed', chain: CHAIN, quorum: 2 });
     expect(outcome.txHash).toMatch(/^[0-9a-f]{64}$/);
     expect(outcome.weight).toBeGreaterThanOrEqual(2);
-    expect(outcome.signers.filter((s) => s.ok)).toHaveLength(3);
+    // The control plane goes on once two answers (the quorum) are in; the third is not waited for.
+    const signedBy = outcome.signers.filter((s) => s.ok).map((s) => s.address);
+    expect(signedBy).toHaveLength(2);
+    expect(outcome.signers.filter((s) => !s.ok).map((s) => s.detail)).toEqual([expect.stringMatching(/^not awaited/)]);
     expect((await cp.intent(created.intentId)).status).toBe('confirmed');
 
     // Read the ledger directly, not through the driver or the control plane.
     const { tx } = await ledgerPost(devnet.url, '/tx', { hash: outcome.txHash });
     expect(tx).toMatchObject({ applied: true, payload: { account: walletAddress, destination, amount: '1234567' } });
-    expect(tx.signers).toHaveLength(3);
+    expect([...tx.signers].sort()).toEqual([...signedBy].sort());
     expect((await ledgerPost(devnet.url, '/account', { address: destination })).balance).toBe('1234567');
     const after = BigInt((await ledgerPost(devnet.url, '/account', { address: walletAddress })).balance);
     expect(after).toBe(before - 1234567n - BigInt(tx.payload.fee));

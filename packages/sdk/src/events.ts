@@ -40,7 +40,7 @@ export const EVENT_TYPES = {
   'approval.recorded': 'a signed approval or rejection was recorded (approver, verdict)',
   'approval.unsigned_recorded': 'a deprecated unsigned approval was recorded (never counted)',
   'intent.signing': 'execute: the payload was committed and put to the signers',
-  'intent.signer_outcome': "execute: one signer's answer (ok, detail)",
+  'intent.signer_outcome': "execute: one member's line (ok, detail): its signer's answer, or that the quorum was reached without it",
   'intent.awaiting_signatures': 'execute: the signers answered short of quorum',
   'intent.submitting': 'execute: the assembled transaction is being handed to the ledger',
   'intent.confirmed': 'the ledger confirmed the transaction',

@@ -20,6 +20,7 @@ import {
   type BuiltPayload,
   type ChainDriver,
   type ChainParams,
+  type Contribution,
   type ExecuteOutcome,
   type GuardReport,
   type PayloadFate,
@@ -124,8 +125,8 @@ export class Execution {
     const built = this.#prepare(record, wallet, driver, params);
     const stages: Prepared = { params, protect, report, built, memo: new ContributionMemo() };
     record = await this.#commitAttempt(record, stages);
-    const results = await this.#askSigners(record, wallet, driver, stages);
-    const assembled = await this.#assemble(record, wallet, driver, stages, results);
+    const { results, early } = await this.#askSigners(record, wallet, driver, stages);
+    const assembled = early ? { assembled: early } : await this.#assemble(record, wallet, driver, stages, results);
     if ('outcome' in assembled) return assembled.outcome;
     return this.#submit(record, wallet, driver, stages, results, assembled.assembled);
   }
@@ -260,22 +261,26 @@ export class Execution {
   }
 
   /**
-   * 4. signers: every member is asked, with the approvals that count. Each contribution but the
-   * last is checked as it arrives (the driver's assemble, its result kept in the memo), so by the
-   * slowest answer only that one is left for stage 5 to verify.
+   * 4. signers: every member is asked, with the approvals that count. Each answer is assembled with
+   * those before it as it arrives (each signature verified once, its result kept in the memo), and
+   * execute goes on as soon as they reach the quorum: that assemble is stage 5's. Short of it,
+   * every answer is awaited and stage 5 reports what is missing.
    */
-  #askSigners(record: IntentRecord, wallet: WalletDescriptor, driver: ChainDriver, { params, protect, built, memo }: Prepared): Promise<SignerAnswer[]> {
+  async #askSigners(record: IntentRecord, wallet: WalletDescriptor, driver: ChainDriver, { params, protect, built, memo }: Prepared): Promise<{ results: SignerAnswer[]; early?: Extract<AssembleResult, { ok: true }> }> {
     const approvals = judgedApprovals(this.#core, record, this.#core.now(), this.#core.lifetime(wallet.wallet).approval_max_age_seconds).valid;
     const request = signRequest(record, wallet, this.#core.policy(wallet.wallet), { approvals, params, protect, expected_payload_digest: built.digest });
-    return this.#signers.askSigners(wallet, request, ({ contribution }, pending) => {
-      // The last answer is verified by stage 5's assemble itself: checking it here would only add a pass over the payload.
-      if (pending === 0 || !contribution) return;
-      try {
-        driver.assemble({ built, contributions: [contribution], wallet, memo });
-      } catch {
-        // Only a head start: stage 5 assembles every contribution again and reports what fails.
-      }
+    const contributions: Contribution[] = [];
+    let early: Extract<AssembleResult, { ok: true }> | undefined;
+    const results = await this.#signers.askSigners(wallet, request, ({ contribution }) => {
+      if (!contribution) return false;
+      contributions.push(contribution);
+      // A fault here is stage 5's to report: it assembles every answer again.
+      const r = driver.assemble({ built, contributions, wallet, memo });
+      if (r.ok) early = r;
+      return r.ok;
     });
+    // The contributions assembled are exactly those answered when the quorum was reached.
+    return early ? { results, early } : { results };
   }
 
   /**

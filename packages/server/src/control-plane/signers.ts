@@ -32,6 +32,9 @@ export interface SignerAnswer {
   refusal?: { reason: string; message: string };
 }
 
+/** The line of a member whose answer execute did not wait for: the quorum was reached without it. */
+export const NOT_AWAITED = 'not awaited: the quorum was reached without this answer';
+
 /** A SignRequest without its member: the same for every signer of the wallet. */
 export type SignRequestBase = Omit<SignRequest, 'signer_address'>;
 
@@ -139,25 +142,52 @@ export class Signers {
   }
 
   /**
-   * Puts `request` to every member of the wallet at once, each under its own address; `onAnswer`
-   * sees each answer as it arrives with how many are still to come (0: the last), the result has
-   * them all in member order.
+   * Puts `request` to every member of the wallet at once, each under its own address, and answers
+   * in member order once every member has, or as soon as `enough` says the answers so far suffice
+   * (execute: once they reach the quorum). A member still out then is listed as not awaited and its
+   * answer, when it comes, is only logged: a slow or hung signer holds nothing up.
    */
-  askSigners(wallet: WalletDescriptor, request: SignRequestBase, onAnswer?: (answer: SignerAnswer, pending: number) => void): Promise<SignerAnswer[]> {
+  askSigners(wallet: WalletDescriptor, request: SignRequestBase, enough?: (answer: SignerAnswer) => boolean): Promise<SignerAnswer[]> {
     const { members } = walletMembers(wallet);
+    const answers: (SignerAnswer | undefined)[] = members.map(() => undefined);
     let pending = members.length;
-    return Promise.all(
-      members.map(async (m) => {
-        const answer = await this.#ask(m.address, m.label, { ...request, signer_address: m.address });
-        onAnswer?.(answer, --pending);
-        return answer;
-      }),
-    );
+    let done = false;
+    return new Promise((resolve) => {
+      const finish = () => {
+        done = true;
+        resolve(members.map((m, i) => answers[i] ?? { outcome: { signer: this.#name(m.address, m.label), address: m.address, ok: false, detail: NOT_AWAITED } }));
+      };
+      if (pending === 0) finish();
+      members.forEach((m, i) => {
+        const asked = this.#ask(m.address, m.label, { ...request, signer_address: m.address }).catch((): SignerAnswer => ({
+          outcome: { signer: this.#name(m.address, m.label), address: m.address, ok: false, detail: 'fault' },
+        }));
+        void asked.then((answer) => {
+          if (done) {
+            this.#core.log({ event: 'signer_late', intentId: request.intent.id, signer: answer.outcome.signer, ok: answer.outcome.ok });
+            return;
+          }
+          answers[i] = answer;
+          pending -= 1;
+          let stop = false;
+          try {
+            stop = enough?.(answer) === true;
+          } catch {
+            // The caller's check is a shortcut only: without it, every answer is awaited.
+          }
+          if (stop || pending === 0) finish();
+        });
+      });
+    });
+  }
+
+  #name(address: string, label: string): string {
+    return this.#core.state.signers[address]?.label ?? label ?? address;
   }
 
   async #ask(address: string, label: string, request: SignRequest): Promise<SignerAnswer> {
     const endpoint = this.#core.state.signers[address];
-    const name = endpoint?.label ?? label ?? address;
+    const name = this.#name(address, label);
     if (!endpoint) return { outcome: { signer: name, address, ok: false, detail: 'no signer endpoint configured' } };
     const s = signerClient(endpoint, this.#core.signerTimeoutMs);
     if (!s.client) return { outcome: { signer: name, address, ok: false, detail: s.detail } };

@@ -71,6 +71,8 @@ export interface HarnessOptions {
   state?: Partial<StateFile>;
   /** Leave these member addresses without a signer endpoint. */
   unsignedMembers?: number;
+  /** The URL the control plane is given for member `index` (default: the test signer's). */
+  signerUrl?: (index: number, url: string) => string;
   unlock?: boolean;
   sessionIdleSeconds?: number;
   sessionAbsoluteSeconds?: number;
@@ -123,7 +125,7 @@ export async function setup(opts: HarnessOptions = {}): Promise<Harness> {
     wallets: [mw.wallet],
     policies: [policy],
     devices: [...Object.values(approvers).map((a) => ({ id: a.id, role: 'approver' as const, label: a.id, public_key: a.publicKeyHex, paired_at: clock.now, revoked_at: null })), ...(opts.extraDevices ?? [])],
-    signers: Object.fromEntries(members.slice(unsigned).map((s) => [s.address, { url: signer.url, token: signerToken }])),
+    signers: Object.fromEntries(members.slice(unsigned).map((s, i) => [s.address, { url: opts.signerUrl?.(i + unsigned, signer.url) ?? signer.url, token: signerToken }])),
     ...opts.state,
   };
   await initStateDir({ stateDir: dir, passphrase: PASSPHRASE, scrypt: opts.scrypt ?? FAST_SCRYPT, state });

@@ -4,8 +4,11 @@
  */
 import { SessionError, SignerRefusedError, ValidationError, RefusedError, StoredIntentSchema, type BuiltPayload, type Rule } from '@vault/sdk';
 import { createMemorySigner } from '@vault/sdk/testing';
+import { createServer as createHttpServer } from 'node:http';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { expectError, PASSPHRASE, raw, setup, type Harness } from './helpers.js';
+import { NOT_AWAITED } from '../../src/control-plane/signers.js';
+import { expectError, PASSPHRASE, raw, setup, until, type Harness } from './helpers.js';
 
 // Real sockets, fsync and scrypt on a shared 2-core machine: allow for slow moments.
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 30_000 });
@@ -38,8 +41,11 @@ describe('intent lifecycle', () => {
     const out = await h.client.execute(created.intentId);
     expect(out.status).toBe('confirmed');
     expect(out.txHash).toMatch(/^[0-9a-f]{64}$/);
-    expect(out.signers.filter((s) => s.ok)).toHaveLength(3);
-    expect(out.weight).toBeGreaterThanOrEqual(out.quorum);
+    // Execute goes on once the answers reach the quorum (2 of 3): the third is not waited for.
+    expect(out.signers.filter((s) => s.ok)).toHaveLength(2);
+    expect(out.signers.filter((s) => !s.ok).map((s) => s.detail)).toEqual([NOT_AWAITED]);
+    expect(out.weight).toBe(out.quorum);
+    expect(h.ledger.tx(out.txHash as string)?.signers).toHaveLength(2);
     expect(h.ledger.tx(out.txHash as string)).not.toBeNull();
     expect(h.ledger.balance(dest)).toBe(2500n);
     const stored = await h.client.intent(created.intentId);
@@ -365,30 +371,87 @@ describe('intent lifecycle', () => {
     expect((await h.client.intent(intentId)).attempt ?? null).toBeNull();
   });
 
-  it('each contribution but the last is assembled as its signer answers; the final assemble gets the same memo', async () => {
-    const calls: { signers: string[]; memo: unknown }[] = [];
+  it('each answer is assembled with those before it as it arrives; execute goes on at the quorum with that assemble', async () => {
+    const calls: { signers: string[]; memo: unknown; ok: boolean }[] = [];
     h = await setup({
       wrapDriver: (d) => ({
         ...d,
         assemble: (input) => {
-          calls.push({ signers: input.contributions.map((c) => c.signer_address), memo: input.memo });
-          return d.assemble(input);
+          const r = d.assemble(input);
+          calls.push({ signers: input.contributions.map((c) => c.signer_address), memo: input.memo, ok: r.ok });
+          return r;
         },
       }),
     });
-    const members = h.wallet.control.kind === 'native_multisig' ? h.wallet.control.signers.map((s) => s.address) : [];
     calls.length = 0; // the test signer's own assembles, if any
     const { intentId } = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '9' });
-    expect((await h.client.execute(intentId)).status).toBe('confirmed');
+    const out = await h.client.execute(intentId);
+    expect(out.status).toBe('confirmed');
     const mine = calls.filter((c) => c.memo !== undefined);
-    expect(mine).toHaveLength(members.length);
-    // One per answer but the last, in whatever order they came, then all of them in member order.
-    const early = mine.slice(0, -1).map((c) => c.signers);
-    expect(early.every((s) => s.length === 1)).toBe(true);
-    expect(new Set(early.flat()).size).toBe(members.length - 1);
-    expect(members).toEqual(expect.arrayContaining(early.flat()));
-    expect(mine.at(-1)?.signers).toEqual(members);
+    // One answer, then two (the quorum): that assemble's blob is the one submitted, none after it.
+    expect(mine.map((c) => [c.signers.length, c.ok])).toEqual([[1, false], [2, true]]);
+    expect(mine[1]?.signers).toEqual(expect.arrayContaining(mine[0]?.signers ?? ['none']));
     expect(new Set(mine.map((c) => c.memo)).size).toBe(1);
+    expect(out.signers.filter((s) => s.ok).map((s) => s.address).sort()).toEqual([...(mine[1]?.signers ?? [])].sort());
+  });
+
+  it('attack: a signer that never answers holds no execute; its line says it was not awaited', async () => {
+    // Accepts the connection and the request, and never answers: a hung host, a dropped network.
+    const held = new Set<Socket>();
+    const hung = createServer((socket) => {
+      held.add(socket);
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((r) => hung.listen(0, '127.0.0.1', r));
+    const hungUrl = `http://127.0.0.1:${(hung.address() as AddressInfo).port}`;
+    try {
+      // A timeout longer than the test's: waiting for that signer would fail the test.
+      h = await setup({ signerUrl: (i, url) => (i === 0 ? hungUrl : url), controlPlane: { signerTimeoutMs: 120_000 } });
+      const hungMember = h.wallet.control.kind === 'native_multisig' ? h.wallet.control.signers[0]?.address : undefined;
+      const { intentId } = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '9' });
+      const out = await h.client.execute(intentId);
+      expect(out.status).toBe('confirmed');
+      expect(held.size, 'the hung signer was asked').toBeGreaterThan(0);
+      expect(out.signers.find((s) => s.address === hungMember)).toMatchObject({ ok: false, detail: NOT_AWAITED });
+      expect(out.signers.filter((s) => s.ok)).toHaveLength(2);
+      expect(h.ledger.txs()).toHaveLength(1);
+      expect(h.ledger.tx(out.txHash as string)?.signers).not.toContain(hungMember);
+    } finally {
+      for (const s of held) s.destroy();
+      await new Promise((r) => hung.close(r));
+    }
+  });
+
+  it("a signer answering after the quorum is logged as late; its signature is not used", async () => {
+    // Member 1's signer answers 400 ms late (a slow host): a proxy in front of the test signer.
+    let target = '';
+    const slow = createHttpServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        setTimeout(() => {
+          void fetch(`${target}${req.url}`, { method: req.method, headers: req.headers as Record<string, string>, ...(chunks.length ? { body: Buffer.concat(chunks) } : {}) })
+            .then(async (r) => res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' }).end(Buffer.from(await r.arrayBuffer())))
+            .catch(() => res.destroy());
+        }, req.url?.startsWith('/sign') ? 400 : 0);
+      });
+    });
+    await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
+    const slowUrl = `http://127.0.0.1:${(slow.address() as AddressInfo).port}`;
+    try {
+      h = await setup({ signerUrl: (i, url) => ((target = url), i === 0 ? slowUrl : url) });
+      const slowMember = h.wallet.control.kind === 'native_multisig' ? h.wallet.control.signers[0]?.address : undefined;
+      const { intentId } = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '9' });
+      const out = await h.client.execute(intentId);
+      expect(out.status).toBe('confirmed');
+      expect(out.signers.find((s) => s.address === slowMember)).toMatchObject({ ok: false, detail: NOT_AWAITED });
+      const late = await until('the late answer to be logged', () => h?.logs.find((l) => l.includes('"event":"signer_late"')), 5_000);
+      expect(JSON.parse(late)).toMatchObject({ event: 'signer_late', intentId, ok: true });
+      expect(h.ledger.tx(out.txHash as string)?.signers).not.toContain(slowMember);
+      expect(h.ledger.txs()).toHaveLength(1);
+    } finally {
+      await new Promise((r) => slow.close(r));
+    }
   });
 
   it("a submit answer that is already final settles without a confirm; one naming another transaction is not taken", async () => {

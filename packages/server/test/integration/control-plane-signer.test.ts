@@ -40,7 +40,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NOT_AWAITED } from '../../src/control-plane/signers.js';
 import { bundleClis } from '../cli-bundle.js';
+import { until } from '../control-plane/helpers.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const pkg = resolve(here, '../..');
@@ -330,7 +332,7 @@ describe('control plane + real signer processes', () => {
     expect(cpWallets.map((w) => w['policy_digest'])).toEqual(Object.values(policies).map((p) => policyDigest(p)));
   });
 
-  it('approved intent: every signer signs, the control plane assembles, submits and confirms', async () => {
+  it('approved intent: every signer is asked, the control plane assembles at the quorum, submits and confirms', async () => {
     const dest = freshAddress();
     const walletAddress = (wallets.ops.control as { address: string }).address;
     const before = BigInt(await rpc<string>('balance', walletAddress));
@@ -338,10 +340,14 @@ describe('control plane + real signer processes', () => {
     const outcome = await cp.execute(id);
     expect(outcome.status).toBe('confirmed');
     expect(outcome.txHash).toMatch(/^[0-9a-f]{64}$/);
-    expect(outcome.weight).toBe(3);
+    expect(outcome.weight).toBe(2);
     expect(outcome.quorum).toBe(2);
     expect(outcome.signers).toHaveLength(3);
-    for (const s of signers) expect(byName(outcome, s.name)).toMatchObject({ address: s.address, ok: true, detail: expect.stringMatching(/^signed \(software\); signer receipt [0-9a-f]{64}$/) });
+    // The first two answers reach the quorum; the third is not waited for (it signs all the same).
+    const signedBy = signers.filter((s) => byName(outcome, s.name)?.ok);
+    expect(signedBy).toHaveLength(2);
+    for (const s of signedBy) expect(byName(outcome, s.name)).toMatchObject({ address: s.address, ok: true, detail: expect.stringMatching(/^signed \(software\); signer receipt [0-9a-f]{64}$/) });
+    expect(outcome.signers.filter((x) => !x.ok)).toEqual([expect.objectContaining({ detail: NOT_AWAITED })]);
     // Idempotent: executing again answers the stored outcome.
     expect((await cp.execute(id)).txHash).toBe(outcome.txHash);
     expect((await cp.intent(id)).status).toBe('confirmed');
@@ -351,7 +357,7 @@ describe('control plane + real signer processes', () => {
     const tx = txs.find((t) => t.hash === outcome.txHash);
     expect(tx).toBeDefined();
     expect(tx?.payload).toMatchObject({ account: walletAddress, destination: dest, amount: '2500000' });
-    expect([...(tx?.signers ?? [])].sort()).toEqual(signers.map((s) => s.address).sort());
+    expect([...(tx?.signers ?? [])].sort()).toEqual(signedBy.map((s) => s.address).sort());
     expect(await rpc<string>('balance', dest)).toBe('2500000');
     expect(BigInt(await rpc<string>('balance', walletAddress))).toBe(before - 2_500_000n - BigInt(tx?.payload.fee ?? 0));
   }, 30_000);
@@ -471,15 +477,15 @@ describe('control plane + real signer processes', () => {
     }
   }, 30_000);
 
-  it('attack: kill -9 of the control plane after two signers signed and before it committed `submitted`, the ledger moves on: the first execute after the restart has them re-sign the same payload, one transaction', async () => {
+  it('attack: kill -9 of the control plane after a signer signed and before it committed `submitted`, the ledger moves on: the first execute after the restart has it re-sign the same payload, one transaction', async () => {
     const [a, b, c] = signers as [RealSigner, RealSigner, RealSigner];
     const dest = freshAddress();
     const id = await approvedIntent('ops', dest, '1300000');
-    const heads = () => Promise.all([a, b].map((s) => signerClient(s).health().then((h) => h['receipt_head'])));
+    const heads = () => Promise.all([a].map((s) => signerClient(s).health().then((h) => h['receipt_head'])));
     const before = await heads();
-    // C is frozen (SIGSTOP), so the control plane waits on it holding A's and B's signatures: the
-    // kill lands, every time, between the signers signing and the `submitted` commit.
-    process.kill(c.pid as number, 'SIGSTOP');
+    // B and C are frozen (SIGSTOP), so the control plane, short of quorum, waits on them holding A's
+    // signature: the kill lands, every time, between A signing and the `submitted` commit.
+    for (const s of [b, c]) process.kill(s.pid as number, 'SIGSTOP');
     let killed: string;
     try {
       const inFlight = cp.execute(id).then(
@@ -497,11 +503,11 @@ describe('control plane + real signer processes', () => {
       await gone;
       killed = await inFlight;
     } finally {
-      process.kill(c.pid as number, 'SIGCONT');
+      for (const s of [b, c]) process.kill(s.pid as number, 'SIGCONT');
     }
     expect(killed).toBe('cut off');
     // While the control plane is down the ledger moves on: fresh parameters would now give another
-    // payload, which A and B must refuse while the one they signed can still land.
+    // payload, which A must refuse while the one it signed can still land.
     await rpc('close', 3);
     const served = await start([CP_CLI, 'serve', '--state-dir', cpStateDir, '--port', '0'], CP_ENV, (l) => l.includes('"event":"listening"'));
     cpProc = served.child;
@@ -510,18 +516,16 @@ describe('control plane + real signer processes', () => {
 
     const done = await cp.execute(id);
     expect(done.status).toBe('confirmed');
-    expect(byName(done, 'A')).toMatchObject({ ok: true });
-    expect(byName(done, 'B')).toMatchObject({ ok: true });
     const sent = (await rpc<{ payload: { destination: string } }[]>('txs')).filter((t) => t.payload.destination === dest);
     expect(sent).toHaveLength(1);
     expect(await rpc<string>('balance', dest)).toBe('1300000');
-    // A and B signed once and re-signed that identical payload; no signer refused anything for it.
-    for (const s of signers) {
-      const r = (await signerClient(s).receipts(1000)) as { receipts: { kind: string; intentId?: string }[] };
-      const kinds = r.receipts.filter((x) => x.intentId === id).map((x) => x.kind);
-      expect(kinds, s.name).not.toContain('sign.refused');
-      if (s !== c) expect(kinds.sort(), s.name).toEqual(['sign.repeated', 'sign.signed']);
-    }
+    // A signed once and re-signed that identical payload; B and C signed it (and re-signed it if the
+    // dead control plane's request, held while they were frozen, reached them first); no signer
+    // refused anything for it. (An answer the quorum did not wait for still comes: waited for here.)
+    const kindsOf = async (s: RealSigner) => ((await signerClient(s).receipts(1000)) as { receipts: { kind: string; intentId?: string }[] }).receipts.filter((x) => x.intentId === id).map((x) => x.kind).sort();
+    for (const s of [a, b, c]) await until(`${s.name} to have signed the intent`, async () => ((await kindsOf(s)).includes('sign.signed') ? true : undefined), 10_000);
+    expect(await kindsOf(a), 'A').toEqual(['sign.repeated', 'sign.signed']);
+    for (const s of [b, c]) expect((await kindsOf(s)).filter((k) => k !== 'sign.repeated'), s.name).toEqual(['sign.signed']);
     // The control plane's chain shows the attempt committed once, before the signers were asked.
     const recent = (await cp.ledgerRecent(1000)) as { receipts: { kind: string; intentId?: string }[] };
     const mine = recent.receipts.filter((x) => x.intentId === id).map((x) => x.kind).reverse();
