@@ -11,7 +11,8 @@
  *   floor    another fresh intent of the same kind, the SignRequest prepared as the control plane
  *            prepares it (chain parameters, protect inputs, payload) before timing; then timed:
  *            (a) POST /sign to the three signers at once with the SDK's signer client, the slowest
- *            answer (the control plane waits for all three); (b) the driver's submit, then confirm
+ *            answer (the issue's floor; the control plane goes on at the quorum, so "quorum /sign"
+ *            is also timed: when the answers so far first carry it); (b) the driver's submit, then confirm
  *            polled with the control plane's interval (CONFIRM_DELAY_MS) until it is not pending.
  *            floor = (a) + (b).
  * The two halves of a pair alternate in order, so neither always runs on a warmer host or ledger.
@@ -24,7 +25,8 @@
  * transaction at submission. Where the driver's submit answer is already final (Stellar: Horizon's
  * 200, `SubmitResult.confirmed`) the control plane settles without a confirm read; "floor, final
  * submit answer taken" is the floor that does the same ((b) ends when submit answers), and its ratio
- * is reported beside the issue's.
+ * is reported beside the issue's. "floor, quorum /sign + final answer" takes both shortcuts the
+ * execute takes (the quorum's answers, a final submit answer): the tightest floor, its ratio beside.
  *
  * The control plane process's CPU during each execute is read from /proc (Linux; 10 ms ticks).
  * Also timed, outside the floor, as a breakdown of the difference: the preparation the control plane
@@ -167,6 +169,9 @@ async function floorOnce(L, phase) {
   const refused = answers.find((a) => !a.res.ok);
   if (refused) throw new Error(`${L.name}: signer ${refused.address} refused the floor's request: ${refused.res.refusal.refused.reason}: ${refused.res.refusal.message}`);
   const signMs = Math.max(...answers.map((a) => a.ms));
+  // When the answers so far first carry the wallet's quorum (the control plane goes on from there).
+  let weight = 0;
+  const quorumMs = [...answers].sort((a, b) => a.ms - b.ms).find((a) => (weight += L.weights.get(a.address)) >= L.quorum)?.ms ?? signMs;
   const a0 = performance.now();
   const assembled = driver.assemble({ built, contributions: answers.map((a) => a.res.response.signature), wallet: L.wallet });
   const assembleMs = performance.now() - a0;
@@ -208,7 +213,7 @@ async function floorOnce(L, phase) {
       await store.write({ ...stored, n: L.count, status, decision: ALLOW, updated_at: stored.created_at, unsigned_approvals: [], execution: null }, null, {});
     }
   });
-  return { prepareMs: prep.ms, assembleMs, signMs, ledgerMs, tightMs: Math.min(seenMs ?? Infinity, ledgerMs), finalMs: finalMs ?? ledgerMs, commitsMs: commits.ms };
+  return { prepareMs: prep.ms, assembleMs, signMs, quorumMs, ledgerMs, tightMs: Math.min(seenMs ?? Infinity, ledgerMs), finalMs: finalMs ?? ledgerMs, commitsMs: commits.ms };
 }
 
 /**
@@ -259,6 +264,8 @@ async function pair(L) {
   s.execute.push(execute.ms);
   if (execute.cpuMs !== null) s.cpCpu.push(execute.cpuMs);
   s.sign.push(floor.signMs);
+  s.quorumSign.push(floor.quorumMs);
+  s.floorQuorum.push(floor.quorumMs + floor.finalMs);
   s.ledger.push(floor.ledgerMs);
   s.tight.push(floor.tightMs);
   s.floor.push(floor.signMs + floor.ledgerMs);
@@ -284,6 +291,7 @@ function report() {
     const ratio = pct(s.execute, 50) / pct(s.floor, 50);
     const ratioTight = pct(s.execute, 50) / pct(s.floorTight, 50);
     const ratioFinal = pct(s.execute, 50) / pct(s.floorFinal, 50);
+    const ratioQuorum = pct(s.execute, 50) / pct(s.floorQuorum, 50);
     rows.push({
       ledger: L.name,
       n: s.execute.length,
@@ -291,12 +299,15 @@ function report() {
       'floor p50/p99 ms': cell('floor'),
       'execute/floor p50': Number(ratio.toFixed(2)),
       'slowest /sign': cell('sign'),
+      'quorum /sign': cell('quorumSign'),
       [`submit+confirm (${CONFIRM_DELAY_MS} ms polls)`]: cell('ledger'),
       'submit->confirmed seen (every 20 ms)': cell('tight'),
       'floor, confirm seen at once': cell('floorTight'),
       'execute/that floor p50': Number(ratioTight.toFixed(2)),
       'floor, final submit answer taken': cell('floorFinal'),
       'execute/final-answer floor p50': Number(ratioFinal.toFixed(2)),
+      'floor, quorum /sign + final answer': cell('floorQuorum'),
+      'execute/quorum floor p50': Number(ratioQuorum.toFixed(2)),
       'prepare (not in floor)': cell('prepare'),
       'assemble (not in floor)': cell('assemble'),
       '3 commits (not in floor)': cell('commits'),
@@ -361,7 +372,9 @@ beforeAll(async () => {
       const endpoint = state.signers[m.address];
       return { address: m.address, client: createSignerClient({ baseUrl: endpoint.url, token: endpoint.token, timeoutMs: 15_000 }) };
     });
-    ledgers.push({ ...k, wallet, policy, members, count: 0, pairs: 0, samples: { execute: [], sign: [], ledger: [], tight: [], floor: [], floorTight: [], floorFinal: [], prepare: [], assemble: [], commits: [], cpCpu: [] } });
+    const { quorum, members: described } = walletMembers(wallet);
+    const weights = new Map(described.map((m) => [m.address, m.weight ?? 1]));
+    ledgers.push({ ...k, wallet, policy, members, quorum, weights, count: 0, pairs: 0, samples: { execute: [], sign: [], quorumSign: [], floorQuorum: [], ledger: [], tight: [], floor: [], floorTight: [], floorFinal: [], prepare: [], assemble: [], commits: [], cpCpu: [] } });
   }
 }, 300_000);
 
