@@ -678,7 +678,7 @@ export function createEvmSafeDriver(options: EvmSafeDriverOptions): EvmSafeDrive
           // the same SafeTx first, and then it is applied, not dead.
           const rec = await recordOf(ctx, payload, built.digest, 'latest');
           if (rec.state === 'applied' || rec.state === 'failed') return settled(txHash, payload, rec);
-          if (rec.state === 'unused' && receipt.status === 'success') return { status: 'pending', txHash };
+          if (rec.state === 'unproven' || (rec.state === 'unused' && receipt.status === 'success')) return { status: 'pending', txHash };
           return {
             status: 'failed',
             txHash,
@@ -691,7 +691,8 @@ export function createEvmSafeDriver(options: EvmSafeDriverOptions): EvmSafeDrive
       // Not (or no longer) tracked here: the Safe's nonce and events are the record.
       await readSafe(ctx, payload.safe, 'nonce'); // NotFound when there is no Safe at the address
       const rec = await recordOf(ctx, payload, built.digest, 'latest');
-      if (rec.state === 'unused') return { status: 'pending', txHash };
+      // unproven: the head's state ran ahead of its events (or something else wrote the nonce): ask again.
+      if (rec.state === 'unused' || rec.state === 'unproven') return { status: 'pending', txHash };
       return settled(txHash, payload, rec);
     },
 
@@ -721,6 +722,9 @@ export function createEvmSafeDriver(options: EvmSafeDriverOptions): EvmSafeDrive
           // everything it did. The refund fields are zero in every SafeTx this driver builds and
           // the signer signs, so nothing left the Safe, and nonce n can never execute again.
           return { fate: 'dead', code: 'execution_failure', message: `ExecutionFailure for this SafeTx in block ${rec.block}: nonce ${n} consumed, the call had no effect` };
+        case 'unproven':
+          // Never live nor dead on a record that proves neither: ask again once the head moved on.
+          throw new TransportError(`block ${rec.block}, the ${tag} head, moved the Safe nonce to ${rec.safeNonce} but carries no execution event that accounts for it (yet): cannot attribute nonce ${n}`);
         case 'consumed':
           return { fate: 'dead', code: 'nonce_consumed', message: `another SafeTx consumed Safe nonce ${n} in block ${rec.block} (${tag} head ${rec.head})` };
         default: {
@@ -793,7 +797,7 @@ function refusal(op: string): string {
 }
 
 /** confirm's answer for a nonce the Safe's record has settled. */
-function settled(txHash: string, payload: SafePayload, rec: Extract<NonceRecord, { block: bigint }>): ConfirmResult {
+function settled(txHash: string, payload: SafePayload, rec: Extract<NonceRecord, { state: 'applied' | 'failed' | 'consumed' }>): ConfirmResult {
   if (rec.state === 'applied') {
     return { status: 'confirmed', txHash, code: 'ExecutionSuccess', ledger: Number(rec.block), outcome: { ethTxHash: rec.ethTxHash ?? '' } };
   }

@@ -60,18 +60,25 @@ export interface SafeHistory {
  * - `unused`: at `head` the Safe's nonce is at or below the payload's, so it can still execute;
  * - `applied`: the block that consumed the nonce has ExecutionSuccess for the safeTxHash;
  * - `failed`: it has ExecutionFailure for it (nonce consumed, inner call reverted, no effect);
- * - `consumed`: another SafeTx consumed the nonce in that block.
+ * - `consumed`: another SafeTx consumed the nonce in that block;
+ * - `unproven`: the head block itself moved the nonce, and its events do not account for it (yet).
+ *   A node can serve the head's state before its logs (geth indexes the latest block's logs after
+ *   it); anvil, while it mines the next block, has answered eth_call at the head with that
+ *   block's state. Nothing is proven either way until the head moves on: confirm waits
+ *   (`pending`) and payloadFate refuses to answer.
  */
 export type NonceRecord =
   | { state: 'unused'; head: bigint; safeNonce: bigint }
+  | { state: 'unproven'; head: bigint; safeNonce: bigint; block: bigint }
   | { state: 'applied' | 'failed' | 'consumed'; head: bigint; safeNonce: bigint; block: bigint; ethTxHash: Hex | null };
 
 /**
  * Locates the block that consumed `nonce` at or below `head` and reads the Safe's execution
  * events there. Throws a TransportError when the record cannot prove an answer: the nonce was
- * already past `nonce` at genesis, or the block's events do not account for every nonce it
- * consumed (something other than execTransaction moved the nonce, e.g. a DELEGATECALL writing
- * the Safe's storage).
+ * already past `nonce` at genesis, or a block below the head has events that do not account for
+ * every nonce it consumed (something other than execTransaction moved the nonce, e.g. a
+ * DELEGATECALL writing the Safe's storage). The same at the head itself is `unproven` (see
+ * {@link NonceRecord}).
  *
  * @example
  * const r = await nonceRecord(history, { nonce: 7n, safeTxHash: '0x…', head: 19_000_000n })
@@ -118,6 +125,7 @@ export async function nonceRecord(history: SafeHistory, input: { nonce: bigint; 
   // the block's events and its nonce increase disagree, something else wrote the nonce (or forged
   // an event): the record proves nothing, so say so instead of guessing.
   if (BigInt(logs.length) !== hiNonce - loNonce) {
+    if (hi === head) return { state: 'unproven', head, safeNonce: atHead, block: hi };
     throw new TransportError(
       `block ${hi} moved the Safe nonce from ${loNonce} to ${hiNonce} but carries ${logs.length} execution event(s): cannot attribute nonce ${nonce}`,
     );

@@ -133,6 +133,32 @@ describe('payloadFate on the chain', () => {
     await expect(latest.payloadFate({ chain, built: ours })).rejects.toThrow(/cannot attribute nonce 0/);
   });
 
+  it("a head whose state runs ahead of its events (anvil while it mines, a node's log lag): confirm waits, payloadFate refuses, never a wrong answer", async () => {
+    const s = await freshSafe();
+    const ours = await s.build({ amount: '1' });
+    const r = await s.blob(ours);
+    expect(await latest.submit({ chain, blob: r.blob })).toMatchObject({ status: 'submitted' });
+    const mined = BigInt(await rawRpc<string>(url, 'eth_blockNumber'));
+    // What anvil answered mid-mining: the block before ours as the head, and at it the state after
+    // ours (its nonce moved), with no receipt yet and, rightly, no events in that block.
+    const racy: typeof fetch = async (input, init) => {
+      const body = JSON.parse(String(init?.body)) as { id: number; method: string; params: unknown[] };
+      const answer = (result: unknown) => new Response(JSON.stringify({ jsonrpc: '2.0', id: body.id, result }), { headers: { 'content-type': 'application/json' } });
+      if (body.method === 'eth_blockNumber') return answer(toHex(mined - 1n));
+      if (body.method === 'eth_call' && body.params[1] === toHex(mined - 1n)) {
+        return fetch(input, { ...init, body: JSON.stringify({ ...body, params: [body.params[0], 'latest'] }) });
+      }
+      if (body.method === 'eth_getTransactionReceipt') return answer(null);
+      return fetch(input, init);
+    };
+    const racing = createEvmSafeDriver({ chains: { [chain]: { rpcUrl: url, pollingInterval: 50, finality: 'latest' } }, fetch: racy });
+    await expect(racing.confirm({ chain, txHash: r.txHash, built: ours })).resolves.toEqual({ status: 'pending', txHash: r.txHash });
+    await expect(racing.payloadFate({ chain, built: ours })).rejects.toThrow(/cannot attribute nonce 0/);
+    // The head as it is: settled.
+    await expect(confirmed(r.txHash, ours)).resolves.toMatchObject({ status: 'confirmed' });
+    await expect(latest.payloadFate({ chain, built: ours })).resolves.toMatchObject({ fate: 'applied' });
+  });
+
   it('someone else carried the same SafeTx first: our transaction reverts, yet confirm says confirmed and payloadFate applied', async () => {
     const s = await freshSafe();
     const ours = await s.build({ amount: '4242' });
@@ -257,6 +283,14 @@ describe('nonceRecord (the search, over a recorded history)', () => {
 
   it('throws when the nonce is already past at genesis, or a block’s events do not match its nonce increase', async () => {
     await expect(nonceRecord(history([1n, 1n, 1n]), { nonce: 0n, safeTxHash: H, head: 2n })).rejects.toThrow(/at genesis/);
-    await expect(nonceRecord(history([0n, 0n, 2n], { 2: [{ topics: [EXECUTION_SUCCESS, H] }] }), { nonce: 0n, safeTxHash: H, head: 2n })).rejects.toThrow(/cannot attribute/);
+    await expect(nonceRecord(history([0n, 0n, 2n, 2n], { 2: [{ topics: [EXECUTION_SUCCESS, H] }] }), { nonce: 0n, safeTxHash: H, head: 3n })).rejects.toThrow(/cannot attribute/);
+  });
+
+  it('the same mismatch at the head itself proves nothing yet: unproven, never applied, failed or consumed', async () => {
+    // The head's state moved the nonce; its events are not (yet) served.
+    await expect(nonceRecord(history([0n, 0n, 1n]), { nonce: 0n, safeTxHash: H, head: 2n })).resolves.toEqual({ state: 'unproven', head: 2n, safeNonce: 1n, block: 2n });
+    await expect(nonceRecord(history([0n, 0n, 2n], { 2: [{ topics: [EXECUTION_SUCCESS, H] }] }), { nonce: 0n, safeTxHash: H, head: 2n })).resolves.toMatchObject({ state: 'unproven' });
+    // Once a block is above it, the same record is a fault.
+    await expect(nonceRecord(history([0n, 0n, 1n, 1n]), { nonce: 0n, safeTxHash: H, head: 3n })).rejects.toThrow(/cannot attribute nonce 0/);
   });
 });
