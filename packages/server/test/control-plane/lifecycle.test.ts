@@ -423,7 +423,7 @@ describe('intent lifecycle', () => {
   });
 
   it("a signer answering after the quorum is logged as late; its signature is not used", async () => {
-    // Member 1's signer answers 400 ms late (a slow host): a proxy in front of the test signer.
+    // Member 1's signer answers 1 s late (a slow host): a proxy in front of the test signer.
     let target = '';
     const slow = createHttpServer((req, res) => {
       const chunks: Buffer[] = [];
@@ -433,7 +433,7 @@ describe('intent lifecycle', () => {
           void fetch(`${target}${req.url}`, { method: req.method, headers: req.headers as Record<string, string>, ...(chunks.length ? { body: Buffer.concat(chunks) } : {}) })
             .then(async (r) => res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' }).end(Buffer.from(await r.arrayBuffer())))
             .catch(() => res.destroy());
-        }, req.url?.startsWith('/sign') ? 400 : 0);
+        }, req.url?.startsWith('/sign') ? 1_000 : 0);
       });
     });
     await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
