@@ -497,8 +497,18 @@ export async function adoptApprover(v, device) {
 }
 
 /** Stops a signer (not reported as an exit) and starts it again on the same port with the same files. */
+/** The running process of signer `s` (one of `setUp`'s `signers`), found among the children this module started. */
+const signerChild = (s) => children.find((x) => x.spawnargs.includes(s.trust) && x.exitCode === null && x.signalCode === null);
+
+/** Sends `signal` to signer `s`'s process, by the PID this module started it with (tests freeze one with SIGSTOP). */
+export function signalSigner(s, signal) {
+  const child = signerChild(s);
+  if (!child) throw new Error(`signer ${s.name} is not running`);
+  process.kill(child.pid, signal);
+}
+
 async function stopSigner(s, signal = 'SIGTERM') {
-  const child = children.find((x) => x.spawnargs.includes(s.trust) && x.exitCode === null && x.signalCode === null);
+  const child = signerChild(s);
   if (!child) return;
   expectExit(child);
   const gone = new Promise((r) => child.once('exit', r));

@@ -7,8 +7,10 @@
  * Per ledger: one execute is timed; then each round creates an intent, starts its execute, kills the
  * control plane (SIGKILL, by the PID this test started it with), restarts it on the same state
  * directory and executes once more. Round 1 kills the moment the first signer's receipt chain moves
- * (it has signed; the control plane has not committed `submitted`): the window of the finding, a few
- * tens of ms out of an XRPL execute's second or so, which random delays alone hit only now and then.
+ * (it has signed; the control plane has not committed `submitted` unless the quorum's second answer
+ * beat the kill): the window of the finding, a few tens of ms out of an XRPL execute's second or so,
+ * which random delays alone hit only now and then. The round that outlasts LastLedgerSequence needs
+ * that window every time, so it freezes the other two signers until the kill.
  * The other rounds kill after a delay drawn uniformly within the timed execute. While the control
  * plane is down its ledger moves on, as it does during any real restart (seconds): XRPL closes two
  * ledgers, Stellar's clock passes a second (fresh parameters would then give another LastLedgerSequence
@@ -26,7 +28,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectExit, setUp, startControlPlane, stopAll } from '../vault.mjs';
+import { expectExit, setUp, signalSigner, startControlPlane, stopAll } from '../vault.mjs';
 
 const SEED = Number(process.env.VAULT_CRASH_SEED ?? 20);
 const ROUNDS = Number(process.env.VAULT_CRASH_ROUNDS ?? 4);
@@ -76,13 +78,14 @@ async function restartControlPlane() {
  * Resolves once any signer's receipt head moves from `heads` (it signed or refused something), or
  * `done` settles first. Polls /health, which needs no token and answers from memory.
  */
-async function firstSignature(heads, done) {
+async function firstSignature(heads, done, frozen = []) {
   let settled = false;
   void done.finally(() => (settled = true));
-  const clients = v.signers.map((s) => createSignerClient({ baseUrl: s.url, token: s.env.VAULT_SIGNER_TOKEN }));
+  // A frozen signer answers nothing, /health included: only the others are watched.
+  const watched = v.signers.flatMap((s, i) => (frozen.includes(s) ? [] : [{ i, client: createSignerClient({ baseUrl: s.url, token: s.env.VAULT_SIGNER_TOKEN }) }]));
   for (;;) {
-    const now = await Promise.all(clients.map((c) => c.health().then((h) => h.receipt_head)));
-    if (now.some((h, i) => h !== heads[i]) || settled) return;
+    const now = await Promise.all(watched.map(({ i, client }) => client.health().then((h) => ({ i, head: h.receipt_head }))));
+    if (now.some(({ i, head }) => head !== heads[i]) || settled) return;
     await sleep(2);
   }
 }
@@ -117,19 +120,28 @@ function phaseOf({ mine, signers }, killed) {
  * (null: the moment the first signer signs), lets `moveOn()` run while it is down, restarts it and
  * executes until the intent confirms (at most MAX_EXECUTES). `read()` gives the wallet's sequence (or
  * nonce) and the destination's balance, straight from the devnet (never through the driver).
+ * `hold`: signers frozen (SIGSTOP) from before the execute until the kill, so that the control
+ * plane, short of the quorum, is still waiting when it dies: execute goes on at the quorum, and
+ * otherwise the second signature can beat the kill.
  */
-async function crashRound(label, req, read, moveOn, delay) {
+async function crashRound(label, req, read, moveOn, delay, hold = []) {
   const before = await read();
   const { intentId: id } = await cp.createIntent(req);
   const heads = await signerHeads();
+  for (const s of hold) signalSigner(s, 'SIGSTOP');
   const t0 = performance.now();
   const inFlight = cp.execute(id).then(
     (o) => o.status,
     () => 'cut off',
   );
-  if (delay === null) await firstSignature(heads, inFlight);
-  else await sleep(delay);
-  await killControlPlane();
+  try {
+    if (delay === null) await firstSignature(heads, inFlight, hold);
+    else await sleep(delay);
+    await killControlPlane();
+  } finally {
+    // The dead control plane's requests wait in their sockets: they sign its payload now.
+    for (const s of hold) signalSigner(s, 'SIGCONT');
+  }
   const when = delay === null ? `as the first signer signed, ${Math.round(performance.now() - t0)} ms in` : `after ${delay} ms`;
   const killed = await inFlight;
   await moveOn();
@@ -231,6 +243,7 @@ describe('attack: kill -9 of the control plane at a random moment during execute
         for (let i = 0; i < 25; i++) v.xrpl.closeLedger();
       },
       null,
+      v.signers.slice(1),
     );
     expectRecovered(r, 2);
   }, 600_000);
