@@ -156,7 +156,8 @@ export interface AssembleInput {
   wallet: WalletDescriptor;
   /**
    * Optional: verification results kept from earlier `assemble` calls of this same payload (the
-   * control plane assembles each signer's contribution as it arrives, then all of them). A driver
+   * control plane assembles the contributions so far as each signer answers, and submits the
+   * first result that reaches the quorum). A driver
    * passes it to `assembleContributions` with the payload's digest as `memoKey`, once it has
    * checked that digest against the payload; a driver that ignores it verifies every contribution
    * each time, which is as correct and only slower.
