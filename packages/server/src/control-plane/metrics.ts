@@ -7,6 +7,7 @@
 import { INTENT_STATUSES, VaultError, type ExecuteOutcome, type VaultEvent } from '@vault/sdk';
 import { httpMetricFamilies, MetricsRegistry, OTHER, type Counter, type HttpMetrics, type LabelValues, type ReadyCheck } from '../http/metrics.js';
 import type { ControlPlane } from './service.js';
+import { NOT_AWAITED } from './signers.js';
 
 export interface ControlPlaneMetrics {
   registry: MetricsRegistry;
@@ -90,6 +91,24 @@ export function controlPlaneMetrics(cp: ControlPlane): ControlPlaneMetrics {
     { maxSeries: 64 },
   );
 
+  // Execute goes on at the quorum, so a slow or hung signer no longer slows anything down: this is
+  // where it shows (a signer often not_awaited, or unavailable, leaves its wallet without a spare).
+  const answers: Counter = registry.counter(
+    'vault_signer_answers_total',
+    'Each signer line of an execute: signed, refused, unavailable (unreachable, no endpoint, a fault), or not_awaited (the quorum was reached before it answered).',
+    ['signer', 'answer'],
+    { maxSeries: 256 },
+  );
+  const countAnswers = (lines: unknown) => {
+    if (!Array.isArray(lines)) return;
+    for (const line of lines as { signer?: unknown; ok?: unknown; detail?: unknown }[]) {
+      if (typeof line?.signer !== 'string') continue;
+      const detail = typeof line.detail === 'string' ? line.detail : '';
+      const answer = line.ok === true ? 'signed' : detail === NOT_AWAITED ? 'not_awaited' : detail.startsWith('refused') ? 'refused' : 'unavailable';
+      answers.inc({ signer: line.signer, answer });
+    }
+  };
+
   const intents = intentCounter(cp);
   registry.collectGauge('vault_intents', 'Intents in the store by status (absent until the first count has finished).', ['status'], () => intents.read());
 
@@ -117,8 +136,12 @@ export function controlPlaneMetrics(cp: ControlPlane): ControlPlaneMetrics {
     registry,
     http,
     execute(r) {
-      if (!('error' in r)) return outcomes.inc({ outcome: r.status, stage: '' });
-      const data = r.error instanceof VaultError ? (r.error.data as { stage?: unknown } | null) : null;
+      if (!('error' in r)) {
+        countAnswers(r.signers);
+        return outcomes.inc({ outcome: r.status, stage: '' });
+      }
+      const data = r.error instanceof VaultError ? (r.error.data as { stage?: unknown; signers?: unknown } | null) : null;
+      countAnswers(data?.signers);
       const stage = typeof data?.stage === 'string' ? data.stage : '';
       outcomes.inc({ outcome: r.error instanceof VaultError && r.error.code === -32602 ? 'refused' : 'error', stage });
     },

@@ -38,6 +38,7 @@ describe('GET /metrics', () => {
       vault_http_request_duration_seconds: 'histogram',
       vault_intents: 'gauge',
       vault_execute_outcomes_total: 'counter',
+      vault_signer_answers_total: 'counter',
       vault_store_writer: 'gauge',
       vault_metrics_overflow_total: 'counter',
     });
@@ -81,10 +82,27 @@ describe('GET /metrics', () => {
     expect(sampleValue(after, 'vault_intents', { status: 'confirmed' })).toBe(sampleValue(before, 'vault_intents', { status: 'confirmed' }) + 1);
     expect(sampleValue(after, 'vault_intents', { status: 'cancelled' })).toBe(sampleValue(before, 'vault_intents', { status: 'cancelled' }) + 1);
     expect(sampleValue(after, 'vault_intents', { status: 'allowed' })).toBe(sampleValue(before, 'vault_intents', { status: 'allowed' }));
+    // Each signer's line: two signed, the third not waited for once they carried the quorum.
+    const answers = (f: Map<string, Family>, answer: string) => (f.get('vault_signer_answers_total')?.samples ?? []).filter((x) => x.labels['answer'] === answer).reduce((n, x) => n + x.value, 0);
+    expect(answers(after, 'signed') - answers(before, 'signed')).toBe(2);
+    expect(answers(after, 'not_awaited') - answers(before, 'not_awaited')).toBe(1);
+    expect(after.get('vault_signer_answers_total')?.samples.every((x) => /^member-\d$/.test(x.labels['signer'] ?? ''))).toBe(true);
+    // Refused (an error answer carries the lines) and unavailable, each counted per signer.
+    h.signer.mode.refuse = 'policy_denied';
+    const refusedAll = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '1' });
+    expect((await raw(h, 'POST', `/intent/${refusedAll.intentId}/execute`)).body.error.data).toMatchObject({ stage: 'signers', reason: 'policy_denied' });
+    h.signer.mode.refuse = null;
+    h.signer.mode.down = true;
+    const unheard = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '1' });
+    expect((await h.client.execute(unheard.intentId)).status).toBe('awaiting_signatures');
+    h.signer.mode.down = false;
+    const last = (await scrape()).families;
+    expect(answers(last, 'refused') - answers(after, 'refused')).toBe(3);
+    expect(answers(last, 'unavailable') - answers(after, 'unavailable')).toBe(3);
     // The gauge, kept from events, equals a count read straight from the store.
     const direct = new Map<string, number>();
     for (const { value } of h.running.cp.store.intents.getRange({})) direct.set(value.status, (direct.get(value.status) ?? 0) + 1);
-    const gauge = after.get('vault_intents')!.samples.filter((x) => x.value !== 0).map((x) => [x.labels['status'], x.value]);
+    const gauge = last.get('vault_intents')!.samples.filter((x) => x.value !== 0).map((x) => [x.labels['status'], x.value]);
     expect(Object.fromEntries(gauge)).toEqual(Object.fromEntries(direct));
   });
 
