@@ -182,6 +182,8 @@ export class Core {
   readonly writer: Writer;
   /** Concurrent operations on one intent (approve, execute, refresh) run one after the other. */
   readonly intentLocks = new KeyedLock();
+  /** Executes of one wallet, from the policy to settled, one at a time (taken inside the intent's lock). */
+  readonly walletLocks = new KeyedLock();
   /** Serialises changes of state.json (pairing, revocation, reload): each builds on the last. */
   readonly stateLock = new KeyedLock();
   /** Set by close(): background work (resumption, confirmation polling) stops. */

@@ -5,7 +5,8 @@
  * (read concurrently), 3. prepare, the attempt committed, 4. signers, 5. assemble, 6. submit, then
  * confirm and settle.
  * Idempotent: a confirmed intent answers its stored outcome, a submitted one resumes confirmation
- * and never submits a second transaction; concurrent calls of one intent run one at a time.
+ * and never submits a second transaction; concurrent calls of one intent run one at a time, and so
+ * do fresh attempts of one wallet's intents (they would race for its sequence).
  */
 import {
   ChainParamsSchema,
@@ -62,7 +63,7 @@ export class Execution {
     this.#signers = signers;
   }
 
-  /** POST /intent/{id}/execute. Idempotent; concurrent calls of one intent run one at a time. */
+  /** POST /intent/{id}/execute. Idempotent; concurrent calls of one intent, and attempts of one wallet's intents, run one at a time. */
   async execute(id: string): Promise<ExecuteOutcome> {
     this.#core.writer.getForWrite(id);
     return this.#core.intentLocks.run(id, () => this.#execute(id));
@@ -96,6 +97,13 @@ export class Execution {
     }
     const wallet = this.#core.wallet(record.intent.wallet);
     if (record.status === 'submitted' && record.submission) return this.#resume(record, wallet);
+    // From here on one wallet's executes run one at a time: two at once would read the same
+    // sequence (Safe nonce), and the ledger would take only one of their payloads.
+    return this.#core.walletLocks.run(wallet.wallet, () => this.#attempt(this.#core.writer.get(id), wallet));
+  }
+
+  /** A fresh attempt at `record` (not submitted), under its wallet's lock: the policy, then stages 1 to 6. */
+  async #attempt(record: IntentRecord, wallet: WalletDescriptor): Promise<ExecuteOutcome> {
     // Past its time to live it expires here (final) instead of being executed.
     record = await this.#intents.expireIfDue(record);
     if (record.status === 'cancelled' || record.status === 'expired') {

@@ -162,8 +162,7 @@ describe('control-plane failover (real processes on one PostgreSQL)', () => {
     }
     const mark = await ledgerMark();
     for (const id of ids) {
-      // One intent at a time: executes of different intents of one wallet at once race for the
-      // account's sequence on this ledger (past_sequence), which is not what this test is about.
+      // One intent at a time: each instance is asked at once, and that is what this test is about.
       const [onA, onB] = await Promise.all([post(a, `/intent/${id}/execute`, {}), post(b, `/intent/${id}/execute`, {})]);
       expect(onA.status, JSON.stringify(onA.body)).toBe(200);
       expect(onA.body.status).toBe('confirmed');
@@ -253,8 +252,8 @@ describe('control-plane failover (real processes on one PostgreSQL)', () => {
       ids.push((await writer.client.createIntent(req)).intentId);
       dests.push(req.destination);
     }
-    // A refusal (past_sequence: executes of one wallet at once race for its sequence) is an
-    // answer, not the kill: only a transport fault counts as died.
+    // A refusal is an answer, not the kill: only a transport fault counts as died. (The writer runs
+    // one wallet's executes one at a time, so these queue behind each other.)
     const w = writer;
     const results = ids.map((id) => w.client.execute(id).then((o) => o.status as string, (e: unknown) => (e instanceof TransportError ? 'died' : 'refused')));
     return { ids, dests, results };
@@ -309,8 +308,8 @@ describe('control-plane failover (real processes on one PostgreSQL)', () => {
       await until('a transaction on the ledger whose answer the writer has not had', async () => (await intentsIn(ids, 'submitted')) >= 1 && (await ledgerSince(mark)).dests.length >= 1);
       await kill9(writer.proc);
       await devnetRpc(devnet!, 'delaySubmitReplies', [0]);
-      // The transactions the ledger applied (their answers held back): executes of one wallet at
-      // once race for its sequence, so the others' blobs are dead and those intents fail.
+      // The transaction the ledger applied (its answer held back); the others queued behind it, one
+      // wallet's executes running one at a time, and died with the writer before any attempt.
       const landed = (await ledgerSince(mark)).dests.map((d) => ids[dests.indexOf(d)]!);
       expect(await Promise.all(results)).toContain('died');
       await takeover();

@@ -228,6 +228,19 @@ describe('intent lifecycle', () => {
     expect(h.signer.calls.filter((c) => c.intent === intentId)).toHaveLength(3);
   });
 
+  it("executes of one wallet's intents at once run one after the other: each confirms, none loses the sequence race", async () => {
+    h = await setup();
+    const ids = [];
+    for (const amount of ['11', '12', '13']) ids.push((await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount })).intentId);
+    // Slow signers, so that the three would all read the wallet's sequence before any submits.
+    h.signer.mode.delayMs = 150;
+    const outs = await Promise.all(ids.map((id) => raw(h!, 'POST', `/intent/${id}/execute`)));
+    expect(outs.map((o) => [o.status, o.body.status ?? o.body.error?.data?.reason])).toEqual(ids.map(() => [200, 'confirmed']));
+    expect(h.ledger.txs()).toHaveLength(3);
+    const sequences = h.ledger.txs().map((t) => t.payload.sequence);
+    expect(new Set(sequences).size).toBe(3);
+  });
+
   it('awaiting_signatures when signers are short of quorum, with each signer outcome; later executes complete', async () => {
     h = await setup({ unsignedMembers: 2 });
     const { intentId } = await h.client.createIntent({ wallet: 'ops', destination: h.dest(), amount: '9' });
