@@ -99,11 +99,16 @@ export class Execution {
     if (record.status === 'submitted' && record.submission) return this.#resume(record, wallet);
     // From here on one wallet's executes run one at a time: two at once would read the same
     // sequence (Safe nonce), and the ledger would take only one of their payloads.
-    return this.#core.walletLocks.run(wallet.wallet, () => this.#attempt(this.#core.writer.get(id), wallet));
+    return this.#core.walletLocks.run(wallet.wallet, () => this.#attempt(id));
   }
 
-  /** A fresh attempt at `record` (not submitted), under its wallet's lock: the policy, then stages 1 to 6. */
-  async #attempt(record: IntentRecord, wallet: WalletDescriptor): Promise<ExecuteOutcome> {
+  /**
+   * A fresh attempt at intent `id` (not submitted), under its wallet's lock: the policy, then
+   * stages 1 to 6. The record and the wallet are read here, as they are once the lock is held.
+   */
+  async #attempt(id: string): Promise<ExecuteOutcome> {
+    let record = this.#core.writer.get(id);
+    const wallet = this.#core.wallet(record.intent.wallet);
     // Past its time to live it expires here (final) instead of being executed.
     record = await this.#intents.expireIfDue(record);
     if (record.status === 'cancelled' || record.status === 'expired') {

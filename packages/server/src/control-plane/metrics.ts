@@ -7,7 +7,7 @@
 import { INTENT_STATUSES, VaultError, type ExecuteOutcome, type VaultEvent } from '@vault/sdk';
 import { httpMetricFamilies, MetricsRegistry, OTHER, type Counter, type HttpMetrics, type LabelValues, type ReadyCheck } from '../http/metrics.js';
 import type { ControlPlane } from './service.js';
-import { NOT_AWAITED } from './signers.js';
+import { answerKind } from './signers.js';
 
 export interface ControlPlaneMetrics {
   registry: MetricsRegistry;
@@ -103,9 +103,7 @@ export function controlPlaneMetrics(cp: ControlPlane): ControlPlaneMetrics {
     if (!Array.isArray(lines)) return;
     for (const line of lines as { signer?: unknown; ok?: unknown; detail?: unknown }[]) {
       if (typeof line?.signer !== 'string') continue;
-      const detail = typeof line.detail === 'string' ? line.detail : '';
-      const answer = line.ok === true ? 'signed' : detail === NOT_AWAITED ? 'not_awaited' : detail.startsWith('refused') ? 'refused' : 'unavailable';
-      answers.inc({ signer: line.signer, answer });
+      answers.inc({ signer: line.signer, answer: answerKind({ ok: line.ok === true, detail: typeof line.detail === 'string' ? line.detail : '' }) });
     }
   };
 

@@ -35,6 +35,16 @@ export interface SignerAnswer {
 /** The line of a member whose answer execute did not wait for: the quorum was reached without it. */
 export const NOT_AWAITED = 'not awaited: the quorum was reached without this answer';
 
+/** What one signer line of an execute says, from the details this module writes. */
+export type AnswerKind = 'signed' | 'refused' | 'unavailable' | 'not_awaited';
+
+/** The kind of a signer line (`SignerOutcome`): signed, refused, not awaited, else unavailable. */
+export function answerKind(line: { ok: boolean; detail: string }): AnswerKind {
+  if (line.ok) return 'signed';
+  if (line.detail === NOT_AWAITED) return 'not_awaited';
+  return line.detail.startsWith('refused (') ? 'refused' : 'unavailable';
+}
+
 /** A SignRequest without its member: the same for every signer of the wallet. */
 export type SignRequestBase = Omit<SignRequest, 'signer_address'>;
 
@@ -182,7 +192,7 @@ export class Signers {
   }
 
   #name(address: string, label: string): string {
-    return this.#core.state.signers[address]?.label ?? label ?? address;
+    return this.#core.state.signers[address]?.label ?? label;
   }
 
   async #ask(address: string, label: string, request: SignRequest): Promise<SignerAnswer> {
